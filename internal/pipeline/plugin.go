@@ -1,0 +1,170 @@
+// Package pipeline is kpipe's request path engine: the plugin contract, the
+// registry, the builder that turns apiserver.yaml's ordered lists into
+// running stages, the per-stage metrics, and hot reload.
+//
+// The engine knows nothing about any single plugin. Plugins know these
+// contracts and nothing about each other.
+package pipeline
+
+import (
+	"context"
+	"crypto/x509"
+	"net/http"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
+	"k8s.io/client-go/rest"
+
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/server/healthz"
+)
+
+// Kind says in which list a plugin may appear.
+type Kind string
+
+// The lists of apiserver.yaml.
+const (
+	KindStage               Kind = "stage"
+	KindAuthenticator       Kind = "authenticator"
+	KindAuthorizer          Kind = "authorizer"
+	KindMutatingAdmission   Kind = "mutating-admission"
+	KindValidatingAdmission Kind = "validating-admission"
+	KindPostStartHook       Kind = "post-start-hook"
+)
+
+// Plugin is what a plugin registers: its name, kind and factory.
+//
+// Lifecycle: the builder decodes the entry's config strictly into Config()
+// (which carries the defaults), calls its Validate if it has one, then New.
+// New must have no side effects, so `apiserver config validate` can run it.
+// Resources are taken in Provision and released in Close.
+type Plugin struct {
+	Name string
+	Kind Kind
+	// Description is one line for `apiserver plugins`.
+	Description string
+	// Config returns a pointer to a new config struct holding the defaults.
+	// Nil means the plugin takes no config, and a config: block is an error.
+	Config func() any
+	// New builds an instance from the decoded, validated config.
+	New func(cfg any) (any, error)
+	// Nested names config keys that hold ordered plugin lists of a kind
+	// (authentication's "authenticators", say). The builder builds them
+	// with the same rules, and Provision finds them in Env.Nested.
+	Nested map[string]Kind
+	// Requires are stages that must be listed, enabled, before this one.
+	Requires []string
+	// After are stages that, if listed, must come before this one.
+	After []string
+	// Terminal marks the stage that answers resource requests. Exactly one
+	// is listed, last.
+	Terminal bool
+}
+
+// Stage is a stage instance: a chi middleware. Middleware is called once
+// per pipeline build, never per request, and must not keep next anywhere
+// but in the handler it returns.
+type Stage interface {
+	Middleware(next http.Handler) http.Handler
+}
+
+// Middleware adapts a plain chi middleware func to Stage.
+type Middleware func(http.Handler) http.Handler
+
+// Middleware implements Stage.
+func (m Middleware) Middleware(next http.Handler) http.Handler { return m(next) }
+
+// Validator is implemented by config structs that check themselves.
+type Validator interface{ Validate() error }
+
+// Provisioner is implemented by instances that take resources: metrics,
+// caches, goroutines. Provision runs once per instance, before it serves.
+type Provisioner interface{ Provision(env *Env) error }
+
+// HealthChecker is implemented by instances with health checks, served
+// under /readyz and /livez.
+type HealthChecker interface{ HealthChecks() []healthz.Check }
+
+// Closer is implemented by instances that hold resources. Close runs once
+// the last generation using the instance has drained.
+type Closer interface{ Close() error }
+
+// Redactor is implemented by config structs holding secrets: /debug/pipeline
+// shows Redacted() instead of the config.
+type Redactor interface{ Redacted() any }
+
+// PostStartHook is implemented by post-start-hook instances. Run is called
+// once the listener serves; until it returns nil, /readyz fails its
+// poststarthook/<name> check. ctx ends at shutdown.
+type PostStartHook interface {
+	Run(ctx context.Context, env *HookEnv) error
+}
+
+// PreShutdownHook is implemented by instances with work to do before the
+// listener closes.
+type PreShutdownHook interface {
+	PreShutdown(ctx context.Context) error
+}
+
+// HookEnv is what a post-start hook gets.
+type HookEnv struct {
+	// Loopback talks to this server as system:masters.
+	Loopback *rest.Config
+}
+
+// Env is what the engine gives a plugin at Provision.
+type Env struct {
+	// Log is named after the plugin.
+	Log *zap.Logger
+	// Metrics is the server's registry. Plugin metrics use the plugin's name
+	// as subsystem and bounded labels. Register through Register, which
+	// tolerates the re-registration a reload causes.
+	Metrics prometheus.Registerer
+	// Server is the running server's config, read-only.
+	Server *config.Config
+	// Context ends at shutdown.
+	Context context.Context
+	// Shared are the server's objects plugins may use.
+	Shared *Shared
+
+	nested map[string][]*Instance
+}
+
+// Nested returns the instances built from the plugin's nested list key,
+// enabled entries only, in order.
+func (e *Env) Nested(key string) []*Instance { return e.nested[key] }
+
+// Shared holds what the server offers every plugin. The server fills it
+// once before the first build; fields are added as plugins need them.
+type Shared struct {
+	// ClientCA returns the pool that verifies client certificates: the
+	// generated client CA plus tls.clientCAFile, reloaded when it changes.
+	ClientCA func() *x509.CertPool
+	// LoopbackToken is the bearer token of the loopback client, whose user
+	// is in system:masters.
+	LoopbackToken string
+	// StateDir is where the server keeps its files.
+	StateDir string
+	// Stopping closes when the server starts draining: long-running
+	// requests (watches) end when they see it.
+	Stopping <-chan struct{}
+}
+
+// Register registers c on the env's registry, or returns the collector
+// already registered under the same descriptor (a reload rebuilt the plugin).
+func Register[C prometheus.Collector](env *Env, c C) C {
+	if err := env.Metrics.Register(c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+		panic(err)
+	}
+	return c
+}
+
+// PassThrough is a stage that hands every request on. Stages whose
+// behaviour is not built yet use it, so they are still named, timed and
+// listed.
+var PassThrough Stage = Middleware(func(next http.Handler) http.Handler { return next })

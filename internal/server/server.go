@@ -1,0 +1,330 @@
+// Package server runs kpipe: the TLS listener with HTTP/2, the startup
+// stages, post-start and pre-shutdown hooks, health, and graceful shutdown.
+package server
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"go.uber.org/zap"
+	"golang.org/x/net/http2"
+	"k8s.io/client-go/rest"
+
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/server/healthz"
+	"github.com/kpipe/kpipe/internal/storage/backend"
+)
+
+// Fixed listener settings, as kube-apiserver's SecureServingInfo has them.
+const (
+	maxHeaderBytes    = 1 << 20
+	idleTimeout       = 90 * time.Second
+	readHeaderTimeout = 32 * time.Second
+)
+
+// Options are what the caller decides beyond the config file.
+type Options struct {
+	Config  *config.Loaded
+	Plugins *pipeline.Registry
+	Log     *zap.Logger
+	// Listener, when set, is used instead of binding bindAddress:securePort
+	// (tests pass one on 127.0.0.1:0).
+	Listener net.Listener
+	// ConfigDuration is how long loading the config took, reported as the
+	// "config" startup stage.
+	ConfigDuration time.Duration
+	// Reload re-reads the configuration for hot reload; nil turns it off.
+	Reload func() (*config.Loaded, error)
+}
+
+// Server is one kpipe process's serving side.
+type Server struct {
+	o   Options
+	cfg *config.Config
+	log *zap.Logger
+
+	metrics  *prometheus.Registry
+	startup  *prometheus.GaugeVec
+	pki      *pki
+	backend  *backend.Backend
+	engine   *pipeline.Engine
+	reloader *reloader
+	http     *http.Server
+	ln       net.Listener
+	url      string
+	loopback *rest.Config
+	shutdown *healthz.ShutdownCheck
+	// stopping closes when the listener starts draining, so long-running
+	// requests (watches) end and let the drain finish.
+	stopping   chan struct{}
+	hookPlan   []*pipeline.Instance
+	hooks      []*hook
+	standalone []*pipeline.Instance
+
+	// ctx ends when shutdown begins; background work and hooks watch it.
+	ctx    context.Context
+	cancel context.CancelFunc
+	served chan error
+	bg     sync.WaitGroup
+
+	shutdownOnce sync.Once
+	shutdownErr  error
+}
+
+// New prepares a server; Start brings it up.
+func New(o Options) *Server {
+	if o.Log == nil {
+		o.Log = zap.NewNop()
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	startup := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "apiserver", Name: "startup_stage_duration_seconds",
+		Help: "Duration of each startup stage of this process.",
+	}, []string{"stage"})
+	reg.MustRegister(startup)
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Server{
+		o: o, cfg: o.Config.Config, log: o.Log,
+		metrics: reg, startup: startup,
+		shutdown: &healthz.ShutdownCheck{},
+		stopping: make(chan struct{}),
+		ctx:      ctx, cancel: cancel,
+		served: make(chan error, 1),
+	}
+}
+
+// Start runs the startup stages in order and returns once the listener
+// serves and the post-start hooks are launched. On error everything
+// started so far is stopped again.
+func (s *Server) Start(ctx context.Context) (err error) {
+	defer func() {
+		if err != nil {
+			s.cancel()
+			s.closeStorage()
+		}
+	}()
+	s.recordStage("config", s.o.ConfigDuration)
+	stages := []struct {
+		name string
+		run  func(context.Context) error
+	}{
+		{"pki", s.startPKI},
+		{"storage", s.startStorage},
+		{"pipeline", s.startPipeline},
+		{"listener", s.startListener},
+		{"post-start-hooks", s.startHooks},
+	}
+	for _, st := range stages {
+		t := time.Now()
+		if err := st.run(ctx); err != nil {
+			return err
+		}
+		s.recordStage(st.name, time.Since(t))
+	}
+	return nil
+}
+
+func (s *Server) recordStage(name string, d time.Duration) {
+	s.startup.WithLabelValues(name).Set(d.Seconds())
+	s.log.Info("startup stage done", zap.String("stage", name), zap.Duration("duration", d))
+}
+
+func (s *Server) startPKI(context.Context) error {
+	if err := checkStateDir(s.cfg.StateDir); err != nil {
+		return err
+	}
+	p, err := setupPKI(s.cfg, advertiseAddress(s.cfg, s.log), s.log)
+	if err != nil {
+		return err
+	}
+	s.pki = p
+	for _, run := range p.runners {
+		s.goBackground(run)
+	}
+	return nil
+}
+
+func (s *Server) startStorage(ctx context.Context) error {
+	e := s.cfg.Storage.Etcd
+	b, err := backend.Open(ctx, backend.Config{
+		Endpoints: e.Endpoints, CAFile: e.CAFile, CertFile: e.CertFile, KeyFile: e.KeyFile,
+		DialTimeout: e.DialTimeout,
+		DataDir:     filepath.Join(s.cfg.StateDir, "etcd"),
+	}, s.log.Named("storage"))
+	if err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
+	s.backend = b
+	return nil
+}
+
+func (s *Server) startPipeline(context.Context) error {
+	token, err := newToken()
+	if err != nil {
+		return err
+	}
+	s.engine = pipeline.NewEngine(pipeline.Options{
+		Registry: s.o.Plugins,
+		Log:      s.log.Named("pipeline"),
+		Metrics:  s.metrics,
+		Context:  s.ctx,
+		Shared: &pipeline.Shared{
+			ClientCA:      s.pki.clientCAs,
+			LoopbackToken: token,
+			StateDir:      s.cfg.StateDir,
+			Stopping:      s.stopping,
+		},
+		Next: s.routes(),
+	})
+	plan, err := s.o.Plugins.Plan(s.cfg)
+	if err != nil {
+		return s.o.Config.Attribute(err)
+	}
+	if err := s.engine.Apply(plan, s.cfg); err != nil {
+		return err
+	}
+	s.hookPlan = plan.Hooks
+	s.reloader = newReloader(s)
+	s.reloader.markLoaded(s.o.Config)
+	if s.o.Reload != nil && s.o.Config.File != "" {
+		if err := s.watchConfigFile(s.o.Config.File); err != nil {
+			return err
+		}
+	}
+	s.loopback = &rest.Config{
+		BearerToken: token,
+		TLSClientConfig: rest.TLSClientConfig{
+			ServerName: LoopbackServerName,
+			CAData:     s.pki.ca.CertPEM,
+		},
+		QPS:   -1, // the loopback client is this server talking to itself
+		Burst: -1,
+	}
+	return nil
+}
+
+func (s *Server) startListener(ctx context.Context) error {
+	minVersion, _ := config.TLSVersion(s.cfg.TLS.MinVersion)
+	suites, _ := config.CipherSuites(s.cfg.TLS.CipherSuites)
+	tlsCfg := &tls.Config{
+		MinVersion:     minVersion,
+		CipherSuites:   suites,
+		NextProtos:     []string{"h2", "http/1.1"},
+		GetCertificate: s.pki.getCertificate,
+		// Client certificates are verified by the x509 authenticator, so an
+		// unknown CA is a 401 Status rather than a failed handshake.
+		ClientAuth: tls.RequestClientCert,
+	}
+	s.http = &http.Server{
+		Handler:           s.engine,
+		TLSConfig:         tlsCfg,
+		MaxHeaderBytes:    maxHeaderBytes,
+		IdleTimeout:       idleTimeout,
+		ReadHeaderTimeout: readHeaderTimeout,
+		ErrorLog:          zap.NewStdLog(s.log.Named("http").WithOptions(zap.IncreaseLevel(zap.WarnLevel))),
+	}
+	if err := http2.ConfigureServer(s.http, &http2.Server{
+		MaxConcurrentStreams: uint32(s.cfg.Server.HTTP2MaxStreamsPerConnection),
+		IdleTimeout:          idleTimeout,
+		// As kube: 256 KiB per stream so large bodies don't stall on flow
+		// control, bounded per connection by the stream limit.
+		MaxUploadBufferPerStream:     256 << 10,
+		MaxUploadBufferPerConnection: int32(s.cfg.Server.HTTP2MaxStreamsPerConnection) * (256 << 10) / 4,
+	}); err != nil {
+		return fmt.Errorf("http2: %w", err)
+	}
+
+	ln := s.o.Listener
+	if ln == nil {
+		var err error
+		addr := net.JoinHostPort(s.cfg.Server.BindAddress, strconv.Itoa(s.cfg.Server.SecurePort))
+		ln, err = listen(ctx, addr, s.cfg.Server.PermitPortSharing, s.cfg.Server.PermitAddressSharing)
+		if err != nil {
+			return err
+		}
+	}
+	s.ln = ln
+	s.url = "https://" + dialAddress(ln.Addr())
+	s.loopback.Host = s.url
+
+	if err := s.pki.writeAdminKubeconfig(filepath.Join(s.cfg.StateDir, "admin.kubeconfig"), s.url); err != nil {
+		ln.Close()
+		return fmt.Errorf("admin.kubeconfig: %w", err)
+	}
+
+	tlsLn := tls.NewListener(ln, tlsCfg)
+	go func() {
+		err := s.http.Serve(tlsLn)
+		if errors.Is(err, http.ErrServerClosed) {
+			err = nil
+		}
+		s.served <- err
+	}()
+	s.log.Info("serving", zap.String("url", s.url))
+	return nil
+}
+
+// dialAddress turns the listener's address into one clients can dial: an
+// unspecified bind address is reached on loopback.
+func dialAddress(a net.Addr) string {
+	tcp, ok := a.(*net.TCPAddr)
+	if !ok {
+		return a.String()
+	}
+	ip := tcp.IP
+	if ip == nil || ip.IsUnspecified() {
+		ip = net.IPv4(127, 0, 0, 1)
+	}
+	return net.JoinHostPort(ip.String(), strconv.Itoa(tcp.Port))
+}
+
+// goBackground runs fn until shutdown and lets Shutdown wait for it.
+func (s *Server) goBackground(fn func(context.Context)) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn(s.ctx)
+	}()
+}
+
+// URL is where the server listens, as clients dial it.
+func (s *Server) URL() string { return s.url }
+
+// Loopback returns a client config that talks to this server as
+// system:masters.
+func (s *Server) Loopback() *rest.Config { return rest.CopyConfig(s.loopback) }
+
+// Metrics is the server's registry.
+func (s *Server) Metrics() *prometheus.Registry { return s.metrics }
+
+// Engine is the request pipeline.
+func (s *Server) Engine() *pipeline.Engine { return s.engine }
+
+// Backend is the etcd connection.
+func (s *Server) Backend() *backend.Backend { return s.backend }
+
+// Served reports the listener's end: nil after a clean shutdown.
+func (s *Server) Served() <-chan error { return s.served }
+
+func (s *Server) closeStorage() {
+	if s.backend != nil {
+		if err := s.backend.Close(); err != nil {
+			s.log.Warn("closing storage", zap.Error(err))
+		}
+	}
+}
+
+// Settings is the configuration the server started with.
+func (s *Server) Settings() *config.Config { return s.cfg }

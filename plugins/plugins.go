@@ -1,0 +1,46 @@
+// Package plugins is the one listing of every plugin kpipe ships.
+// Registration order means nothing: apiserver.yaml's lists decide the
+// order of execution.
+package plugins
+
+import (
+	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/plugins/admission/mutating"
+	"github.com/kpipe/kpipe/plugins/admission/validating"
+	"github.com/kpipe/kpipe/plugins/audit"
+	"github.com/kpipe/kpipe/plugins/authentication"
+	"github.com/kpipe/kpipe/plugins/authorization"
+	"github.com/kpipe/kpipe/plugins/decode"
+	"github.com/kpipe/kpipe/plugins/etcdwriter"
+	"github.com/kpipe/kpipe/plugins/fieldmanager"
+	"github.com/kpipe/kpipe/plugins/impersonation"
+	"github.com/kpipe/kpipe/plugins/maxinflight"
+	"github.com/kpipe/kpipe/plugins/panicrecovery"
+	"github.com/kpipe/kpipe/plugins/requestinfo"
+	"github.com/kpipe/kpipe/plugins/timeout"
+	"github.com/kpipe/kpipe/plugins/validate"
+)
+
+// Registry returns a registry holding every plugin.
+func Registry() *pipeline.Registry {
+	r := pipeline.NewRegistry()
+	for _, register := range []func(*pipeline.Registry){
+		panicrecovery.Register,
+		requestinfo.Register,
+		maxinflight.Register,
+		timeout.Register,
+		authentication.Register,
+		audit.Register,
+		impersonation.Register,
+		authorization.Register,
+		decode.Register,
+		fieldmanager.Register,
+		mutating.Register,
+		validate.Register,
+		validating.Register,
+		etcdwriter.Register,
+	} {
+		register(r)
+	}
+	return r
+}

@@ -1,0 +1,19 @@
+// Package validate is the validate stage.
+package validate
+
+import "github.com/kpipe/kpipe/internal/pipeline"
+
+// Name is the stage's name in apiserver.yaml.
+const Name = "validate"
+
+// Register adds the stage to r.
+func Register(r *pipeline.Registry) {
+	r.MustRegister(pipeline.Plugin{
+		Name:        Name,
+		Kind:        pipeline.KindStage,
+		Description: "defaults and validates the object by its type's strategy.",
+		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		Requires:    []string{"decode"},
+		After:       []string{"mutating-admission"},
+	})
+}
