@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"fmt"
+	"sync"
 	"net"
 	"os"
 	"os/exec"
@@ -138,12 +140,35 @@ func TestVersionCommand(t *testing.T) {
 	}
 }
 
+var built struct {
+	once sync.Once
+	bin  string
+	err  error
+}
+
+// binary builds the real apiserver once per test run.
+func binary(t *testing.T) string {
+	t.Helper()
+	built.once.Do(func() {
+		dir, err := os.MkdirTemp("", "kpipe-bin-")
+		if err != nil {
+			built.err = err
+			return
+		}
+		built.bin = filepath.Join(dir, "apiserver")
+		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
 // The real binary exits non-zero with one line on stderr and no stack.
 func TestBinaryExitsCleanlyOnBadConfig(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "apiserver")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := binary(t)
 	cmd := exec.Command(bin, "--config", writeConfig(t, "server:\n  shutdownTimeout: forever\n"))
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

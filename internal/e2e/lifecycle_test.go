@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/rest"
+
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/certs"
@@ -268,5 +270,54 @@ func TestServingCertFilesReload(t *testing.T) {
 	// The loopback client has its own certificate, unaffected.
 	if code, body := get(t, mustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != 200 {
 		t.Errorf("loopback client: %d %s", code, body)
+	}
+}
+
+// orderHook checks, from inside the pre-shutdown phase, that /readyz has
+// already turned red and the listener still serves.
+type orderHook struct {
+	loopback *rest.Config
+	readyz   chan int
+}
+
+func (h *orderHook) Run(_ context.Context, env *pipeline.HookEnv) error {
+	h.loopback = env.Loopback
+	return nil
+}
+
+func (h *orderHook) PreShutdown(context.Context) error {
+	c, err := rest.HTTPClientFor(h.loopback)
+	if err != nil {
+		return err
+	}
+	resp, err := c.Get(h.loopback.Host + "/readyz")
+	if err != nil {
+		h.readyz <- -1
+		return err
+	}
+	resp.Body.Close()
+	h.readyz <- resp.StatusCode
+	return nil
+}
+
+func TestPreShutdownHookRunsWhileServingAndUnready(t *testing.T) {
+	h := &orderHook{readyz: make(chan int, 1)}
+	ts := testserver.Start(t, testserver.Options{
+		Register: func(r *pipeline.Registry) {
+			r.MustRegister(pipeline.Plugin{Name: "test-order", Kind: pipeline.KindPostStartHook,
+				New: func(any) (any, error) { return h, nil }})
+		},
+		Configure: func(c *config.Config) { c.PostStartHooks = []config.Entry{{Name: "test-order"}} },
+	})
+	if err := ts.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-h.readyz:
+		if code != http.StatusInternalServerError {
+			t.Errorf("/readyz during pre-shutdown hooks: %d, want 500", code)
+		}
+	default:
+		t.Fatal("the pre-shutdown hook did not run")
 	}
 }

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -19,6 +20,7 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -243,4 +245,77 @@ func TestRestartOnlySettingsAreReportedNotApplied(t *testing.T) {
 	if rl.ts.Settings().Server.ShutdownTimeout == 5*time.Second {
 		t.Error("a restart-only setting was applied")
 	}
+}
+
+// hookedStage offers a health check and a post-start hook, as a stage
+// with a cache would.
+type hookedStage struct {
+	ended chan struct{}
+}
+
+func (s *hookedStage) Middleware(next http.Handler) http.Handler { return next }
+
+func (s *hookedStage) HealthChecks() []healthz.Check {
+	return []healthz.Check{healthz.NamedCheck("test-hooked-cache", func(*http.Request) error { return nil })}
+}
+
+func (s *hookedStage) PostStartHooks() []pipeline.NamedHook {
+	return []pipeline.NamedHook{{Name: "test-hooked-start", Hook: hookFunc(func(ctx context.Context) error {
+		<-ctx.Done() // a long-lived controller: never "done", ends with the instance
+		close(s.ended)
+		return ctx.Err()
+	})}}
+}
+
+type hookFunc func(ctx context.Context) error
+
+func (f hookFunc) Run(ctx context.Context, _ *pipeline.HookEnv) error { return f(ctx) }
+
+func TestStageChecksAndHooksFollowReloads(t *testing.T) {
+	st := &hookedStage{ended: make(chan struct{})}
+	file := filepath.Join(t.TempDir(), "apiserver.yaml")
+	ts := testserver.Start(t, testserver.Options{
+		NoWait:     true,
+		ConfigFile: file,
+		Register: func(r *pipeline.Registry) {
+			r.MustRegister(pipeline.Plugin{Name: "test-hooked", Kind: pipeline.KindStage,
+				New: func(any) (any, error) { return st, nil }})
+		},
+		Configure: func(c *config.Config) {
+			c.Pipeline = append([]config.Entry{{Name: "test-hooked"}}, c.Pipeline...)
+			b, _ := yaml.Marshal(config.ToMap(c))
+			if err := os.WriteFile(file, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		},
+		Reload: func() (*config.Loaded, error) {
+			return config.Load(config.Options{File: file, Environ: []string{}})
+		},
+	})
+	c := ts.HTTPClient(t)
+	code, body := get(t, c, ts.URL()+"/readyz?verbose")
+	if code != http.StatusInternalServerError {
+		t.Fatalf("/readyz %d while a stage's hook runs:\n%s", code, body)
+	}
+	mustContain(t, "/readyz", body, "[+]test-hooked-cache ok", "[-]poststarthook/test-hooked-start failed")
+
+	// Drop the stage: its hook's context ends and its checks leave /readyz.
+	cfg := *ts.Settings()
+	cfg.Pipeline = cfg.Pipeline[1:]
+	b, err := yaml.Marshal(config.ToMap(&cfg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.ended:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the dropped stage's hook was not stopped")
+	}
+	eventually(t, 5*time.Second, "/readyz without the dropped stage's checks", func() bool {
+		code, body := get(t, c, ts.URL()+"/readyz?verbose")
+		return code == http.StatusOK && !strings.Contains(body, "test-hooked")
+	})
 }

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,7 +29,13 @@ type Instance struct {
 
 	key  string // reuse across reloads: same kind, name and config
 	refs int    // generations holding the instance, guarded by Engine.mu
+
+	ctx    context.Context // ends when the instance is closed
+	cancel context.CancelFunc
 }
+
+// Context ends when the instance is closed. It is nil before Provision.
+func (in *Instance) Context() context.Context { return in.ctx }
 
 // Plan is a pipeline built without side effects: what `config validate`
 // checks and what the engine provisions and swaps in.

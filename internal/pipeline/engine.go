@@ -31,6 +31,12 @@ type Options struct {
 	// Next serves what the terminal stage passes on: the non-resource
 	// endpoints (health, version, metrics, discovery, /debug/pipeline).
 	Next http.Handler
+	// OnProvision and OnClose are told of every instance provisioned and
+	// closed, nested ones included: the server runs and retires their
+	// post-start hooks. They are called with the engine's lock held and
+	// must not call back into the engine.
+	OnProvision func(*Instance)
+	OnClose     func(*Instance)
 }
 
 // Engine serves requests through the active pipeline generation and swaps
@@ -94,7 +100,7 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 		in, err := e.provision(s, cfg, &fresh)
 		if err != nil {
 			for _, f := range fresh {
-				closeInstance(e.opts.Log, f)
+				e.closeInstance(f)
 			}
 			return err
 		}
@@ -112,6 +118,11 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 
 	old := e.cur.Swap(g)
 	e.metrics.generation.Set(float64(g.id))
+	if e.opts.OnProvision != nil {
+		for _, in := range fresh {
+			e.opts.OnProvision(in)
+		}
+	}
 	if old != nil {
 		go e.retire(old)
 	}
@@ -134,16 +145,18 @@ func (e *Engine) provision(in *Instance, cfg *config.Config, fresh *[]*Instance)
 		}
 		in.Nested[key] = children
 	}
+	in.ctx, in.cancel = context.WithCancel(e.opts.Context)
 	if pv, ok := in.Value.(Provisioner); ok {
 		env := &Env{
 			Log:     e.opts.Log.Named(in.Plugin.Name),
 			Metrics: e.opts.Metrics,
 			Server:  cfg,
-			Context: e.opts.Context,
+			Context: in.ctx,
 			Shared:  e.opts.Shared,
 			nested:  in.Nested,
 		}
 		if err := pv.Provision(env); err != nil {
+			in.cancel()
 			return nil, fmt.Errorf("%s: %w", in.Label, err)
 		}
 	}
@@ -168,15 +181,21 @@ func (e *Engine) release(g *generation) {
 		in.refs--
 		if in.refs == 0 {
 			delete(e.live, in.key)
-			closeInstance(e.opts.Log, in)
+			e.closeInstance(in)
 		}
 	}
 }
 
-func closeInstance(log *zap.Logger, in *Instance) {
+func (e *Engine) closeInstance(in *Instance) {
+	if in.cancel != nil {
+		in.cancel()
+	}
+	if e.opts.OnClose != nil {
+		e.opts.OnClose(in)
+	}
 	if c, ok := in.Value.(Closer); ok {
 		if err := c.Close(); err != nil {
-			log.Warn("closing plugin failed", zap.String("plugin", in.Label), zap.Error(err))
+			e.opts.Log.Warn("closing plugin failed", zap.String("plugin", in.Label), zap.Error(err))
 		}
 	}
 }
@@ -378,9 +397,17 @@ func (e *Engine) ProvisionStandalone(in *Instance, cfg *config.Config) (*Instanc
 	return e.provision(in, cfg, &fresh)
 }
 
+// Instances lists the active generation's instances, nested ones included.
+func (e *Engine) Instances() []*Instance {
+	if g := e.cur.Load(); g != nil {
+		return g.instances
+	}
+	return nil
+}
+
 // CloseStandalone closes instances from ProvisionStandalone.
 func (e *Engine) CloseStandalone(ins []*Instance) {
-	walk(ins, func(in *Instance) { closeInstance(e.opts.Log, in) })
+	walk(ins, func(in *Instance) { e.closeInstance(in) })
 }
 
 // RecordReload counts a reload attempt.

@@ -100,6 +100,22 @@ type PostStartHook interface {
 	Run(ctx context.Context, env *HookEnv) error
 }
 
+// HookProvider is implemented by instances (a stage, an authorizer, an
+// admission plugin) with work to run once the listener serves, such as a
+// cache that fills from the loopback client. Each hook gets a
+// poststarthook/<name> readiness check. Hooks of an instance built by a
+// reload run when it is provisioned; their context ends when the instance
+// is closed.
+type HookProvider interface {
+	PostStartHooks() []NamedHook
+}
+
+// NamedHook is a post-start hook with its check name.
+type NamedHook struct {
+	Name string
+	Hook PostStartHook
+}
+
 // PreShutdownHook is implemented by instances with work to do before the
 // listener closes.
 type PreShutdownHook interface {
@@ -122,7 +138,8 @@ type Env struct {
 	Metrics prometheus.Registerer
 	// Server is the running server's config, read-only.
 	Server *config.Config
-	// Context ends at shutdown.
+	// Context ends when the instance is closed (a reload dropped it) or at
+	// shutdown.
 	Context context.Context
 	// Shared are the server's objects plugins may use.
 	Shared *Shared

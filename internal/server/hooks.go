@@ -12,12 +12,14 @@ import (
 	"github.com/kpipe/kpipe/internal/server/healthz"
 )
 
-// hook is one post-start hook from apiserver.yaml's postStartHooks list.
+// hook is one post-start hook: from apiserver.yaml's postStartHooks list,
+// or offered by a pipeline instance (pipeline.HookProvider).
 type hook struct {
-	name string
-	run  pipeline.PostStartHook
-	done atomic.Bool
-	err  atomic.Pointer[error]
+	name  string
+	run   pipeline.PostStartHook
+	owner *pipeline.Instance // its context ends the hook
+	done  atomic.Bool
+	err   atomic.Pointer[error]
 }
 
 var errHookRunning = errors.New("not finished")
@@ -35,42 +37,100 @@ func (h *hook) check() healthz.Check {
 	})
 }
 
-// startHooks provisions the configured post-start hooks and runs each in
-// its own goroutine; the listener is already serving, so hooks may use the
-// loopback client.
+// onProvision collects the hooks a new pipeline instance offers. Before the
+// listener serves they wait for startHooks; after, they start at once.
+func (s *Server) onProvision(in *pipeline.Instance) {
+	hp, ok := in.Value.(pipeline.HookProvider)
+	if !ok {
+		return
+	}
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	for _, nh := range hp.PostStartHooks() {
+		h := &hook{name: nh.Name, run: nh.Hook, owner: in}
+		s.hooks = append(s.hooks, h)
+		if s.hooksStarted {
+			s.runHook(h)
+		}
+	}
+}
+
+// onClose drops the hooks of an instance a reload retired; its context has
+// ended, which stops them.
+func (s *Server) onClose(in *pipeline.Instance) {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	kept := s.hooks[:0]
+	for _, h := range s.hooks {
+		if h.owner != in {
+			kept = append(kept, h)
+		}
+	}
+	s.hooks = kept
+}
+
+// hookChecks are the readiness checks of every live hook.
+func (s *Server) hookChecks() []healthz.Check {
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	out := make([]healthz.Check, len(s.hooks))
+	for i, h := range s.hooks {
+		out[i] = h.check()
+	}
+	return out
+}
+
+// startHooks provisions the configured post-start hooks and runs every
+// hook in its own goroutine; the listener already serves, so hooks may use
+// the loopback client.
 func (s *Server) startHooks(context.Context) error {
 	for _, in := range s.hookPlan {
 		inst, err := s.engine.ProvisionStandalone(in, s.cfg)
 		if err != nil {
 			return err
 		}
-		h := &hook{name: inst.Plugin.Name, run: inst.Value.(pipeline.PostStartHook)}
-		s.hooks = append(s.hooks, h)
 		s.standalone = append(s.standalone, inst)
 	}
-	env := &pipeline.HookEnv{Loopback: s.Loopback()}
-	for _, h := range s.hooks {
-		s.goBackground(func(ctx context.Context) {
-			if err := h.run.Run(ctx, env); err != nil {
-				if ctx.Err() == nil {
-					s.log.Error("post-start hook failed", zap.String("hook", h.name), zap.Error(err))
-				}
-				h.err.Store(&err)
-				return
-			}
-			h.done.Store(true)
-			s.log.Info("post-start hook done", zap.String("hook", h.name))
-		})
+	s.hooksMu.Lock()
+	defer s.hooksMu.Unlock()
+	for _, inst := range s.standalone {
+		s.hooks = append(s.hooks, &hook{name: inst.Plugin.Name, run: inst.Value.(pipeline.PostStartHook), owner: inst})
 	}
+	for _, h := range s.hooks {
+		s.runHook(h)
+	}
+	s.hooksStarted = true
 	return nil
+}
+
+func (s *Server) runHook(h *hook) {
+	env := &pipeline.HookEnv{Loopback: s.Loopback()}
+	ctx := h.owner.Context()
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		if err := h.run.Run(ctx, env); err != nil {
+			if ctx.Err() == nil {
+				s.log.Error("post-start hook failed", zap.String("hook", h.name), zap.Error(err))
+			}
+			h.err.Store(&err)
+			return
+		}
+		h.done.Store(true)
+		s.log.Info("post-start hook done", zap.String("hook", h.name))
+	}()
 }
 
 // runPreShutdownHooks gives hooks their turn before the listener closes.
 func (s *Server) runPreShutdownHooks(ctx context.Context) {
-	for _, in := range s.standalone {
+	ins := append([]*pipeline.Instance(nil), s.standalone...)
+	if s.engine != nil {
+		ins = append(ins, s.engine.Instances()...)
+	}
+	for _, in := range ins {
 		if ps, ok := in.Value.(pipeline.PreShutdownHook); ok {
 			if err := ps.PreShutdown(ctx); err != nil {
-				s.log.Warn("pre-shutdown hook failed", zap.String("hook", in.Plugin.Name), zap.Error(err))
+				s.log.Warn("pre-shutdown hook failed", zap.String("plugin", in.Label), zap.Error(err))
 			}
 		}
 	}

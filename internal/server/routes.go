@@ -59,9 +59,7 @@ func (s *Server) checks(withEtcd, withShutdown bool) func() []healthz.Check {
 			out = append(out, etcd)
 		}
 		out = append(out, s.engine.HealthChecks()...)
-		for _, h := range s.hooks {
-			out = append(out, h.check())
-		}
+		out = append(out, s.hookChecks()...)
 		if withShutdown {
 			out = append(out, s.shutdown)
 		}

@@ -69,8 +69,11 @@ type Server struct {
 	// requests (watches) end and let the drain finish.
 	stopping   chan struct{}
 	hookPlan   []*pipeline.Instance
-	hooks      []*hook
 	standalone []*pipeline.Instance
+
+	hooksMu      sync.Mutex
+	hooks        []*hook
+	hooksStarted bool
 
 	// ctx ends when shutdown begins; background work and hooks watch it.
 	ctx    context.Context
@@ -186,7 +189,9 @@ func (s *Server) startPipeline(context.Context) error {
 			StateDir:      s.cfg.StateDir,
 			Stopping:      s.stopping,
 		},
-		Next: s.routes(),
+		Next:        s.routes(),
+		OnProvision: s.onProvision,
+		OnClose:     s.onClose,
 	})
 	plan, err := s.o.Plugins.Plan(s.cfg)
 	if err != nil {

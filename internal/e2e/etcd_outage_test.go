@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"net"
+	"net/http"
+	"net/url"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/testserver"
+)
+
+// startEtcdAt runs an etcd member on fixed loopback ports, so it can be
+// stopped and started again at the same address.
+func startEtcdAt(t *testing.T, dir string, clientPort, peerPort string) *embed.Etcd {
+	t.Helper()
+	cfg := embed.NewConfig()
+	cfg.Dir = dir
+	cfg.LogLevel = "error"
+	cu, _ := url.Parse("http://127.0.0.1:" + clientPort)
+	pu, _ := url.Parse("http://127.0.0.1:" + peerPort)
+	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
+	cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
+	cfg.InitialCluster = cfg.Name + "=" + pu.String()
+	e, err := embed.StartEtcd(cfg)
+	if err != nil {
+		t.Fatalf("etcd: %v", err)
+	}
+	select {
+	case <-e.Server.ReadyNotify():
+	case <-time.After(20 * time.Second):
+		e.Close()
+		t.Fatal("etcd did not become ready")
+	}
+	return e
+}
+
+func freePorts(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	var lns []net.Listener
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		_, p, _ := net.SplitHostPort(ln.Addr().String())
+		out = append(out, p)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return out
+}
+
+// An etcd that goes away after start makes /readyz fail while /livez stays
+// 200 and the process keeps serving; when etcd returns, so does readiness,
+// without a restart.
+func TestEtcdOutageAfterStart(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "etcd")
+	ports := freePorts(t, 2)
+	etcd := startEtcdAt(t, dir, ports[0], ports[1])
+	defer func() { etcd.Close() }()
+
+	ts := testserver.Start(t, testserver.Options{OwnEtcd: true, Configure: func(c *config.Config) {
+		c.Storage.Etcd.Endpoints = []string{"http://127.0.0.1:" + ports[0]}
+		c.Storage.Etcd.HealthTimeout = 500 * time.Millisecond
+	}})
+	c := ts.HTTPClient(t)
+
+	etcd.Close()
+	start := time.Now()
+	code, body := get(t, c, ts.URL()+"/readyz")
+	if code != http.StatusInternalServerError {
+		t.Fatalf("/readyz with etcd down: %d\n%s", code, body)
+	}
+	mustContain(t, "/readyz", body, "[-]etcd failed: reason withheld", "readyz check failed")
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("/readyz took %v with etcd down; the health timeout is 500ms", d)
+	}
+	if code, body := get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
+		t.Errorf("/livez with etcd down: %d\n%s", code, body)
+	}
+
+	etcd = startEtcdAt(t, dir, ports[0], ports[1])
+	eventually(t, 20*time.Second, "/readyz to recover once etcd is back", func() bool {
+		code, _ := get(t, c, ts.URL()+"/readyz")
+		return code == http.StatusOK
+	})
+}
