@@ -3,12 +3,12 @@ package main
 import (
 	"bytes"
 	"fmt"
-	"sync"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
