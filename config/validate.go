@@ -92,6 +92,11 @@ func (c *Config) Validate() error {
 	default:
 		add("log.format", "%q is not one of json, console", c.Log.Format)
 	}
+	if ep := c.Tracing.Endpoint; ep != "" {
+		if _, port, err := net.SplitHostPort(ep); err != nil || port == "" {
+			add("tracing.endpoint", "%q is not host:port (the OTLP gRPC collector, like localhost:4317)", ep)
+		}
+	}
 	if r := c.Tracing.SamplingRatePerMillion; r < 0 || r > 1000000 {
 		add("tracing.samplingRatePerMillion", "%d is out of range: must be between 0 and 1000000", r)
 	}

@@ -12,6 +12,9 @@ import (
 
 	"github.com/go-chi/chi/v5"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/propagation"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 
 	"github.com/kpipe/kpipe/config"
@@ -37,6 +40,9 @@ type Options struct {
 	// must not call back into the engine.
 	OnProvision func(*Instance)
 	OnClose     func(*Instance)
+	// Tracer, when set, makes each request a span with a child span per
+	// stage. Nil builds chains with no tracing code in them at all.
+	Tracer trace.Tracer
 }
 
 // Engine serves requests through the active pipeline generation and swaps
@@ -286,7 +292,39 @@ func (e *Engine) chain(g *generation) http.Handler {
 		mws[i] = e.timed(i, s)
 	}
 	inner := chi.Chain(mws...).Handler(e.opts.Next)
+	if e.opts.Tracer != nil {
+		inner = e.tracedRoot(inner)
+	}
 	return e.root(inner)
+}
+
+// traced gives a stage a child span covering it and the stages after it.
+func (e *Engine) traced(name string, h http.Handler) http.Handler {
+	spanName := "stage " + name
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, span := e.opts.Tracer.Start(r.Context(), spanName)
+		defer span.End()
+		h.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+// tracedRoot opens the request's span, continuing the caller's W3C trace
+// context, named as kube-apiserver names it.
+func (e *Engine) tracedRoot(next http.Handler) http.Handler {
+	prop := propagation.TraceContext{}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := prop.Extract(r.Context(), propagation.HeaderCarrier(r.Header))
+		ctx, span := e.opts.Tracer.Start(ctx, "KubernetesAPI", trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithAttributes(
+				attribute.String("http.method", r.Method),
+				attribute.String("http.target", r.URL.Path),
+				attribute.String("http.user_agent", r.UserAgent()),
+			))
+		defer span.End()
+		next.ServeHTTP(w, r.WithContext(ctx))
+		st := r.Context().Value(stateKey{}).(*reqState)
+		span.SetAttributes(attribute.Int("http.status_code", st.rec.status()))
+	})
 }
 
 func (e *Engine) root(next http.Handler) http.Handler {
@@ -345,6 +383,9 @@ func (e *Engine) timed(i int, s *Instance) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 		h := stage.Middleware(handOn)
+		if e.opts.Tracer != nil {
+			h = e.traced(name, h)
+		}
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			h.ServeHTTP(w, r)
 			st := r.Context().Value(stateKey{}).(*reqState)

@@ -49,6 +49,12 @@ func (s *Server) shutdownSequence() error {
 			errs = append(errs, err)
 		}
 	}
+	if s.tracer != nil {
+		// Flush the spans of the last requests.
+		if err := s.tracer.Shutdown(drainCtx); err != nil {
+			s.log.Warn("tracing shutdown", zap.Error(err))
+		}
+	}
 	s.cancel()
 	s.bg.Wait()
 	if s.engine != nil {

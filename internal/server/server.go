@@ -16,6 +16,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"go.uber.org/zap"
 	"golang.org/x/net/http2"
 	"k8s.io/client-go/rest"
@@ -24,6 +26,7 @@ import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
+	"github.com/kpipe/kpipe/internal/tracing"
 )
 
 // Fixed listener settings, as kube-apiserver's SecureServingInfo has them.
@@ -80,6 +83,8 @@ type Server struct {
 	cancel context.CancelFunc
 	served chan error
 	bg     sync.WaitGroup
+
+	tracer *sdktrace.TracerProvider // nil with tracing off
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -178,6 +183,16 @@ func (s *Server) startPipeline(context.Context) error {
 	if err != nil {
 		return err
 	}
+	var tracer trace.Tracer
+	if s.cfg.Tracing.Endpoint != "" {
+		tp, err := tracing.NewProvider(s.ctx, s.cfg.Tracing)
+		if err != nil {
+			return err
+		}
+		s.tracer = tp
+		tracer = tp.Tracer("github.com/kpipe/kpipe")
+		s.log.Info("tracing on", zap.String("endpoint", s.cfg.Tracing.Endpoint), zap.Int("samplingRatePerMillion", s.cfg.Tracing.SamplingRatePerMillion))
+	}
 	s.engine = pipeline.NewEngine(pipeline.Options{
 		Registry: s.o.Plugins,
 		Log:      s.log.Named("pipeline"),
@@ -192,6 +207,7 @@ func (s *Server) startPipeline(context.Context) error {
 		Next:        s.routes(),
 		OnProvision: s.onProvision,
 		OnClose:     s.onClose,
+		Tracer:      tracer,
 	})
 	plan, err := s.o.Plugins.Plan(s.cfg)
 	if err != nil {
