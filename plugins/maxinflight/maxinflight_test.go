@@ -3,7 +3,6 @@ package maxinflight
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -16,8 +15,8 @@ import (
 	"go.uber.org/zap"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/pipeline/pipelinetest"
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -222,7 +221,7 @@ func TestValidate(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			err := tc.cfg.Validate()
-			checkFieldError(t, err, tc.wantKey)
+			pipelinetest.WantFieldError(t, err, tc.wantKey)
 		})
 	}
 }
@@ -243,21 +242,19 @@ func TestConfigThroughBuilder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := pipeline.NewRegistry()
-			Register(reg)
-			ins, err := reg.BuildList(pipeline.KindStage, "pipeline", []config.Entry{{Name: Name, Config: tc.raw}})
+			in, err := pipelinetest.Build(t, Register, pipeline.KindStage, Name, tc.raw)
 			if tc.wantKey != "" {
-				checkFieldError(t, err, tc.wantKey)
+				pipelinetest.WantFieldError(t, err, tc.wantKey)
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := *ins[0].Config.(*Config); got != tc.want {
+			if got := *in.Config.(*Config); got != tc.want {
 				t.Errorf("config = %+v, want %+v", got, tc.want)
 			}
-			if _, ok := ins[0].Value.(pipeline.Stage); !ok {
-				t.Errorf("built a %T", ins[0].Value)
+			if _, ok := in.Value.(pipeline.Stage); !ok {
+				t.Errorf("built a %T", in.Value)
 			}
 		})
 	}
@@ -265,22 +262,3 @@ func TestConfigThroughBuilder(t *testing.T) {
 
 // checkFieldError fails unless err is a *config.FieldError naming wantKey,
 // or nil when wantKey is empty.
-func checkFieldError(t *testing.T, err error, wantKey string) {
-	t.Helper()
-	if wantKey == "" {
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		return
-	}
-	var fe *config.FieldError
-	if !errors.As(err, &fe) {
-		t.Fatalf("error = %v (%T), want a *config.FieldError", err, err)
-	}
-	if fe.Key != wantKey {
-		t.Errorf("key = %q, want %q (%v)", fe.Key, wantKey, err)
-	}
-	if fe.Msg == "" {
-		t.Error("empty message")
-	}
-}

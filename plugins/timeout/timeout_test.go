@@ -18,8 +18,8 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/pipeline/pipelinetest"
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -453,7 +453,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			checkFieldError(t, tc.cfg.Validate(), tc.wantKey)
+			pipelinetest.WantFieldError(t, tc.cfg.Validate(), tc.wantKey)
 		})
 	}
 }
@@ -474,39 +474,20 @@ func TestConfigThroughBuilder(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			reg := pipeline.NewRegistry()
-			Register(reg)
-			ins, err := reg.BuildList(pipeline.KindStage, "pipeline", []config.Entry{{Name: Name, Config: tc.raw}})
+			in, err := pipelinetest.Build(t, Register, pipeline.KindStage, Name, tc.raw)
 			if tc.wantKey != "" {
-				checkFieldError(t, err, tc.wantKey)
+				pipelinetest.WantFieldError(t, err, tc.wantKey)
 				return
 			}
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := ins[0].Config.(*Config).RequestTimeout; got != tc.want {
+			if got := in.Config.(*Config).RequestTimeout; got != tc.want {
 				t.Errorf("requestTimeout = %v, want %v", got, tc.want)
 			}
-			if _, ok := ins[0].Value.(pipeline.Stage); !ok {
-				t.Errorf("built a %T", ins[0].Value)
+			if _, ok := in.Value.(pipeline.Stage); !ok {
+				t.Errorf("built a %T", in.Value)
 			}
 		})
-	}
-}
-
-func checkFieldError(t *testing.T, err error, wantKey string) {
-	t.Helper()
-	if wantKey == "" {
-		if err != nil {
-			t.Fatalf("unexpected error: %v", err)
-		}
-		return
-	}
-	var fe *config.FieldError
-	if !errors.As(err, &fe) {
-		t.Fatalf("error = %v (%T), want a *config.FieldError", err, err)
-	}
-	if fe.Key != wantKey || fe.Msg == "" {
-		t.Errorf("got key %q msg %q, want key %q", fe.Key, fe.Msg, wantKey)
 	}
 }
