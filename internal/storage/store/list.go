@@ -55,7 +55,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 	// Fetch in chunks until the limit is filled after filtering, as kube
 	// does: a selective filter may need several etcd pages for one page.
 	for {
-		kvs, more, cnt, rev, err := s.readRange(ctx, rangeStart, keyPrefix, opts.Recursive, withRev, limit)
+		resp, err := s.readRange(ctx, rangeStart, keyPrefix, opts.Recursive, withRev, limit)
 		if err != nil {
 			return s.listError(ctx, err, withRev, pred.Continue != "", rangeStart, keyPrefix)
 		}
@@ -64,14 +64,14 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 			if err != nil {
 				return apierrors.NewBadRequest(fmt.Sprintf("invalid resource version: %v", err))
 			}
-			if minRV > rev {
-				return tooLargeRV(minRV, rev, 0)
+			if minRV > resp.Header.Revision {
+				return tooLargeRV(minRV, resp.Header.Revision, 0)
 			}
-			withRev = rev
+			withRev = resp.Header.Revision
 		}
-		count = cnt
+		count = resp.Count
 		limitReached := false
-		for _, kv := range kvs {
+		for _, kv := range resp.Kvs {
 			if paging && int64(len(items)) >= pred.Limit {
 				limitReached = true
 				break
@@ -85,8 +85,8 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 				items = append(items, obj)
 			}
 		}
-		hasMore = more || limitReached
-		if limitReached || !more || (paging && int64(len(items)) >= pred.Limit) {
+		hasMore = resp.More || limitReached
+		if limitReached || !resp.More || (paging && int64(len(items)) >= pred.Limit) {
 			break
 		}
 		rangeStart = lastKey + "\x00"
@@ -118,8 +118,8 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 
 // readRange reads one chunk: up to limit keys from start to the end of
 // keyPrefix at rev (0 = current), or the single key when not recursive.
-// count is etcd's count of keys from start on, this chunk included.
-func (s *Store) readRange(ctx context.Context, start, keyPrefix string, recursive bool, rev, limit int64) (kvs []*kv, more bool, count, headerRev int64, err error) {
+// Count is etcd's count of keys from start on, this chunk included.
+func (s *Store) readRange(ctx context.Context, start, keyPrefix string, recursive bool, rev, limit int64) (*clientv3.GetResponse, error) {
 	op := "get"
 	opts := []clientv3.OpOption{clientv3.WithRev(rev)}
 	if recursive {
@@ -129,19 +129,7 @@ func (s *Store) readRange(ctx context.Context, start, keyPrefix string, recursiv
 	t := time.Now()
 	resp, err := s.client.Get(ctx, start, opts...)
 	s.metrics.observe(op, s.gr, t, err)
-	if err != nil {
-		return nil, false, 0, 0, err
-	}
-	kvs = make([]*kv, len(resp.Kvs))
-	for i, e := range resp.Kvs {
-		kvs[i] = &kv{Key: e.Key, Value: e.Value, ModRevision: e.ModRevision}
-	}
-	return kvs, resp.More, resp.Count, resp.Header.Revision, nil
-}
-
-type kv struct {
-	Key, Value  []byte
-	ModRevision int64
+	return resp, err
 }
 
 // listStart works out the revision and start key of a list, as kube's
