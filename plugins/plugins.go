@@ -6,6 +6,7 @@ package plugins
 import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
+	"github.com/kpipe/kpipe/plugins/admission/namespacelifecycle"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
@@ -16,6 +17,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/impersonation"
 	"github.com/kpipe/kpipe/plugins/maxinflight"
 	"github.com/kpipe/kpipe/plugins/panicrecovery"
+	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
 	"github.com/kpipe/kpipe/plugins/validate"
@@ -39,6 +41,8 @@ func Registry() *pipeline.Registry {
 		validate.Register,
 		validating.Register,
 		etcdwriter.Register,
+		namespacelifecycle.Register,
+		bootstrap.Register,
 	} {
 		register(r)
 	}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.uber.org/zap"
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -20,7 +21,7 @@ func startEtcdAt(t *testing.T, dir string, clientPort, peerPort string) *embed.E
 	t.Helper()
 	cfg := embed.NewConfig()
 	cfg.Dir = dir
-	cfg.LogLevel = "error"
+	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop()) // closing logs errors by design
 	cu, _ := url.Parse("http://127.0.0.1:" + clientPort)
 	pu, _ := url.Parse("http://127.0.0.1:" + peerPort)
 	cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -87,3 +88,5 @@ func mustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
 	}
 	return c
 }
+
+func clientLease(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }

@@ -169,6 +169,7 @@ func TestReloadTogglesStageWithoutFailingRequests(t *testing.T) {
 		rl.write(t, pipelineWith(s.header, s.enabled), nil)
 		eventually(t, 5*time.Second, "the file change to take effect", func() bool { return header() == s.want })
 		t.Logf("change to %q visible after %v", s.want, time.Since(start))
+		eventually(t, 5*time.Second, "the load to see the change", func() bool { _, ok := seen.Load(s.want); return ok })
 	}
 	close(stop)
 	wg.Wait()

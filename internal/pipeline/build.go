@@ -98,7 +98,7 @@ func (r *Registry) build(kind Kind, label string, e config.Entry) (*Instance, er
 	// Nested lists are the engine's business: build them here, and hand the
 	// rest of the block to the plugin's own struct.
 	for _, key := range sortedNestedKeys(p.Nested) {
-		var list []config.Entry
+		list := p.NestedDefaults[key]
 		if v, ok := raw[key]; ok {
 			if err := config.Decode(v, &list, label+".config."+key); err != nil {
 				return nil, err

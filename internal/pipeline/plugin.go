@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 )
 
@@ -52,6 +53,10 @@ type Plugin struct {
 	// (authentication's "authenticators", say). The builder builds them
 	// with the same rules, and Provision finds them in Env.Nested.
 	Nested map[string]Kind
+	// NestedDefaults are the lists used when the config leaves a nested
+	// key out (kube's default-on admission plugins, say). An explicit
+	// empty list turns them all off.
+	NestedDefaults map[string][]config.Entry
 	// Requires are stages that must be listed, enabled, before this one.
 	Requires []string
 	// After are stages that, if listed, must come before this one.
@@ -165,6 +170,10 @@ type Shared struct {
 	// Stopping closes when the server starts draining: long-running
 	// requests (watches) end when they see it.
 	Stopping <-chan struct{}
+	// Resources are the served resources, each with its store.
+	Resources *api.Registry
+	// StoragePrefix is the root of every etcd key (/registry).
+	StoragePrefix string
 }
 
 // Register registers c on the env's registry, or returns the collector

@@ -12,6 +12,8 @@ import "context"
 // though they hold an older *http.Request.
 type Scope struct {
 	Info *RequestInfo
+	// Op is the write the object stages work on; nil for reads.
+	Op *Operation
 }
 
 type scopeKey struct{}

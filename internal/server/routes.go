@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 
 	"github.com/go-chi/chi/v5"
@@ -11,6 +12,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/api/openapi"
 	"github.com/kpipe/kpipe/internal/api/status"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/version"
@@ -19,7 +22,7 @@ import (
 // routes serves the non-resource endpoints, behind the whole pipeline (the
 // terminal stage passes them on), so they are authenticated and
 // authorized like everything else.
-func (s *Server) routes() http.Handler {
+func (s *Server) routes() (http.Handler, error) {
 	r := chi.NewRouter()
 	log := healthz.WithLogger(s.log.Named("healthz"))
 	healthz.Install(r, "healthz", s.checks(true, false), log)
@@ -32,6 +35,13 @@ func (s *Server) routes() http.Handler {
 	r.Handle("/metrics", promhttp.HandlerFor(s.metrics, promhttp.HandlerOpts{
 		ErrorLog: zap.NewStdLog(s.log.Named("metrics")),
 	}))
+	if s.resources != nil {
+		s.discovery = api.NewDiscovery(s.resources, "")
+		s.discovery.Install(r)
+		if err := openapi.Install(r, s.resources.OpenAPIResources()); err != nil {
+			return nil, fmt.Errorf("openapi: %w", err)
+		}
+	}
 	r.Get("/debug/pipeline", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.engine.Describe())
 	})
@@ -41,7 +51,7 @@ func (s *Server) routes() http.Handler {
 	r.MethodNotAllowed(func(w http.ResponseWriter, r *http.Request) {
 		status.Write(w, apierrors.NewMethodNotSupported(schema.GroupResource{}, r.Method))
 	})
-	return r
+	return r, nil
 }
 
 // checks lists the health checks of an endpoint. livez leaves out etcd: a

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
@@ -57,17 +58,20 @@ type Server struct {
 	cfg *config.Config
 	log *zap.Logger
 
-	metrics  *prometheus.Registry
-	startup  *prometheus.GaugeVec
-	pki      *pki
-	backend  *backend.Backend
-	engine   *pipeline.Engine
-	reloader *reloader
-	http     *http.Server
-	ln       net.Listener
-	url      string
-	loopback *rest.Config
-	shutdown *healthz.ShutdownCheck
+	metrics *prometheus.Registry
+	startup *prometheus.GaugeVec
+	pki     *pki
+	backend *backend.Backend
+	// resources are the served resources with their stores.
+	resources *api.Registry
+	discovery *api.Discovery
+	engine    *pipeline.Engine
+	reloader  *reloader
+	http      *http.Server
+	ln        net.Listener
+	url       string
+	loopback  *rest.Config
+	shutdown  *healthz.ShutdownCheck
 	// stopping closes when the listener starts draining, so long-running
 	// requests (watches) end and let the drain finish.
 	stopping   chan struct{}
@@ -175,6 +179,9 @@ func (s *Server) startStorage(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	s.backend = b
+	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
+	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"))
+	s.goBackground(s.countObjects)
 	return nil
 }
 
@@ -193,6 +200,10 @@ func (s *Server) startPipeline(context.Context) error {
 		tracer = tp.Tracer("github.com/kpipe/kpipe")
 		s.log.Info("tracing on", zap.String("endpoint", s.cfg.Tracing.Endpoint), zap.Int("samplingRatePerMillion", s.cfg.Tracing.SamplingRatePerMillion))
 	}
+	routes, err := s.routes()
+	if err != nil {
+		return err
+	}
 	s.engine = pipeline.NewEngine(pipeline.Options{
 		Registry: s.o.Plugins,
 		Log:      s.log.Named("pipeline"),
@@ -203,8 +214,10 @@ func (s *Server) startPipeline(context.Context) error {
 			LoopbackToken: token,
 			StateDir:      s.cfg.StateDir,
 			Stopping:      s.stopping,
+			Resources:     s.resources,
+			StoragePrefix: s.cfg.Storage.Prefix,
 		},
-		Next:        s.routes(),
+		Next:        routes,
 		OnProvision: s.onProvision,
 		OnClose:     s.onClose,
 		Tracer:      tracer,
@@ -278,6 +291,10 @@ func (s *Server) startListener(ctx context.Context) error {
 	}
 	s.ln = ln
 	s.url = "https://" + dialAddress(ln.Addr())
+	if s.discovery != nil {
+		_, port, _ := net.SplitHostPort(ln.Addr().String())
+		s.discovery.ServerAddress = net.JoinHostPort(advertiseAddress(s.cfg, zap.NewNop()).String(), port)
+	}
 	s.loopback.Host = s.url
 
 	if err := s.pki.writeAdminKubeconfig(filepath.Join(s.cfg.StateDir, "admin.kubeconfig"), s.url); err != nil {

@@ -10,13 +10,25 @@ import (
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/api/status"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
 
 // Decoder is the stage instance.
 type Decoder struct {
-	limit int64
+	limit     int64
+	resources *api.Registry
+	prefix    string
+}
+
+// Provision implements pipeline.Provisioner.
+func (d *Decoder) Provision(env *pipeline.Env) error {
+	if env.Shared != nil {
+		d.resources = env.Shared.Resources
+		d.prefix = env.Shared.StoragePrefix
+	}
+	return nil
 }
 
 var _ pipeline.Stage = (*Decoder)(nil)
@@ -28,7 +40,7 @@ func (d *Decoder) Middleware(next http.Handler) http.Handler {
 	limit := d.limit
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !hasBody(r) {
-			next.ServeHTTP(w, r)
+			d.serveOperation(w, r, nil, next)
 			return
 		}
 		// A declared length over the limit is refused before reading a byte.
@@ -54,7 +66,7 @@ func (d *Decoder) Middleware(next http.Handler) http.Handler {
 		r2.Body = io.NopCloser(bytes.NewReader(body))
 		r2.ContentLength = int64(len(body))
 		r2.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		next.ServeHTTP(w, r2)
+		d.serveOperation(w, r2, body, next)
 	})
 }
 

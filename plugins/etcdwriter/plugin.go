@@ -1,4 +1,7 @@
-// Package etcdwriter is the etcd-writer stage.
+// Package etcdwriter is the terminal stage: it serves resource requests
+// from storage and writes the response. Everything that is not a resource
+// request (health, version, metrics, discovery) it hands to the server's
+// non-resource endpoints.
 package etcdwriter
 
 import "github.com/kpipe/kpipe/internal/pipeline"
@@ -12,7 +15,7 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "the terminal stage: storage and the response.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		New:         func(any) (any, error) { return &Writer{}, nil },
 		Requires:    []string{"request-info"},
 		Terminal:    true,
 	})

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 
 	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	"google.golang.org/grpc/codes"
@@ -40,13 +41,20 @@ const retryAfterSeconds = 2
 // 504 Timeout as kube's request finisher reports it; an etcd that cannot
 // answer (no leader, unavailable, its own request timeout) is kube's
 // storeerr ServerTimeout with Retry-After; anything else is internal.
-func (s *Store) toAPIError(err error, op, name string) error {
+func (s *Store) toAPIError(err error, op string) error {
 	if err == nil {
 		return nil
 	}
 	var st apierrors.APIStatus
 	if errors.As(err, &st) {
 		return err
+	}
+	if isTooLarge(err) {
+		// kube passes this etcd error through unchanged, so clients see a
+		// 500 with etcd's message (used here for the gRPC limit too);
+		// IsRequestTooLarge lets a caller retry without managedFields as
+		// kube's create and patch handlers do.
+		return unknownError(requestTooLargeMsg)
 	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
 		return apierrors.NewTimeoutError(fmt.Sprintf("request did not complete within requested timeout - %v", err), 0)
@@ -58,6 +66,31 @@ func (s *Store) toAPIError(err error, op, name string) error {
 		return apierrors.NewServerTimeout(s.gr, op, retryAfterSeconds)
 	}
 	return apierrors.NewInternalError(err)
+}
+
+// requestTooLargeMsg is etcd's message for a value over its request limit.
+const requestTooLargeMsg = "etcdserver: request is too large"
+
+// isTooLarge matches what kube's handlers treat as too large: etcd's own
+// limit, or the client's gRPC send limit.
+func isTooLarge(err error) bool {
+	var ee rpctypes.EtcdError
+	if errors.As(err, &ee) && ee.Code() == codes.InvalidArgument && ee.Error() == requestTooLargeMsg {
+		return true
+	}
+	if st, ok := status.FromError(err); ok && st.Code() == codes.ResourceExhausted &&
+		strings.Contains(st.Message(), "trying to send message larger than max") {
+		return true
+	}
+	return false
+}
+
+// IsRequestTooLarge reports whether err says the object was too large for
+// etcd, so a caller can drop managedFields and retry, as kube does.
+func IsRequestTooLarge(err error) bool {
+	var se *apierrors.StatusError
+	return errors.As(err, &se) && se.ErrStatus.Code == http.StatusInternalServerError &&
+		se.ErrStatus.Reason == metav1.StatusReasonUnknown && se.ErrStatus.Message == requestTooLargeMsg
 }
 
 // errCode is the gRPC code of an etcd client error.

@@ -196,7 +196,7 @@ func (s *Store) listError(ctx context.Context, err error, withRev int64, paging 
 		se.ErrStatus.ListMeta.Continue = token
 		return se
 	}
-	return s.toAPIError(err, "list", "")
+	return s.toAPIError(err, "list")
 }
 
 // continueToken is kube's continue token (k8s.io/apiserver storage

@@ -381,7 +381,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	var lease clientv3.LeaseID
 	if ttl > 0 {
 		if lease, err = s.leases.get(ctx, ttl); err != nil {
-			return s.toAPIError(err, "create", nameOf(k))
+			return s.toAPIError(err, "create")
 		}
 	}
 	start := time.Now()
@@ -391,7 +391,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 		Commit()
 	s.metrics.observe("create", s.gr, start, err)
 	if err != nil {
-		return s.toAPIError(err, "create", nameOf(k))
+		return s.toAPIError(err, "create")
 	}
 	if !resp.Succeeded {
 		return apierrors.NewAlreadyExists(s.gr, nameOf(k))
@@ -418,7 +418,7 @@ func (s *Store) Get(ctx context.Context, key string, opts GetOptions, out runtim
 	resp, err := s.client.Get(ctx, k)
 	s.metrics.observe("get", s.gr, start, err)
 	if err != nil {
-		return s.toAPIError(err, "get", nameOf(k))
+		return s.toAPIError(err, "get")
 	}
 	if minRV > resp.Header.Revision {
 		return tooLargeRV(minRV, resp.Header.Revision, 0)
@@ -497,7 +497,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 	defer cancel()
 	st, err := s.currentState(ctx, k, ignoreNotFound)
 	if err != nil {
-		return s.toAPIError(err, "update", name)
+		return s.toAPIError(err, "update")
 	}
 	for attempt := 1; ; attempt++ {
 		if err := s.checkPreconditions(pre, k, st.obj, true); err != nil {
@@ -519,7 +519,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		var lease clientv3.LeaseID
 		if ttl != nil && *ttl > 0 {
 			if lease, err = s.leases.get(ctx, *ttl); err != nil {
-				return s.toAPIError(err, "update", name)
+				return s.toAPIError(err, "update")
 			}
 		}
 		start := time.Now()
@@ -530,7 +530,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 			Commit()
 		s.metrics.observe("update", s.gr, start, err)
 		if err != nil {
-			return s.toAPIError(err, "update", name)
+			return s.toAPIError(err, "update")
 		}
 		if resp.Succeeded {
 			return s.decode(data, out, resp.Header.Revision)
@@ -556,7 +556,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, pre 
 	defer cancel()
 	st, err := s.currentState(ctx, k, false)
 	if err != nil {
-		return s.toAPIError(err, "delete", name)
+		return s.toAPIError(err, "delete")
 	}
 	for attempt := 1; ; attempt++ {
 		if err := s.checkPreconditions(pre, k, st.obj, false); err != nil {
@@ -575,7 +575,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, pre 
 			Commit()
 		s.metrics.observe("delete", s.gr, start, err)
 		if err != nil {
-			return s.toAPIError(err, "delete", name)
+			return s.toAPIError(err, "delete")
 		}
 		if resp.Succeeded {
 			if out == nil {
@@ -627,7 +627,7 @@ func (s *Store) CurrentRevision(ctx context.Context) (int64, error) {
 	resp, err := s.client.Get(ctx, s.prefix, clientv3.WithCountOnly())
 	s.metrics.observe("getCurrentResourceVersion", s.gr, start, err)
 	if err != nil {
-		return 0, s.toAPIError(err, "get", "")
+		return 0, s.toAPIError(err, "get")
 	}
 	return resp.Header.Revision, nil
 }
@@ -644,7 +644,7 @@ func (s *Store) Count(ctx context.Context, key string) (int64, error) {
 	resp, err := s.client.Get(ctx, k, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	s.metrics.observe("listWithCount", s.gr, start, err)
 	if err != nil {
-		return 0, s.toAPIError(err, "list", "")
+		return 0, s.toAPIError(err, "list")
 	}
 	return resp.Count, nil
 }
@@ -668,7 +668,7 @@ func (s *Store) UpdateObjectCount(ctx context.Context) (int64, error) {
 // require-leader flag), which this adds.
 func (s *Store) RequestWatchProgress(ctx context.Context) error {
 	if err := s.client.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
-		return s.toAPIError(err, "watch", "")
+		return s.toAPIError(err, "watch")
 	}
 	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -80,21 +81,20 @@ func (s *Store) Watch(ctx context.Context, key string, opts ListOptions) (watch.
 }
 
 type watcher struct {
-	s                 *Store
-	ctx               context.Context
-	cancel            context.CancelFunc
-	key               string
-	recursive         bool
-	pred              Predicate
-	bookmarks         bool
-	initial           bool
-	endBookmark       bool
-	startRev          int64
-	result            chan watch.Event
-	done              chan struct{}
-	sendDeadline      time.Duration
-	stopOnce          sync.Once
-	closedForSlowness bool
+	s            *Store
+	ctx          context.Context
+	cancel       context.CancelFunc
+	key          string
+	recursive    bool
+	pred         Predicate
+	bookmarks    bool
+	initial      bool
+	endBookmark  bool
+	startRev     int64
+	result       chan watch.Event
+	done         chan struct{}
+	sendDeadline time.Duration
+	stopOnce     sync.Once
 }
 
 // errStopped ends run without an ERROR event: the consumer went away.
@@ -296,7 +296,6 @@ func (w *watcher) send(ev watch.Event) error {
 	case <-w.ctx.Done():
 		return errStopped
 	case <-t.C:
-		w.closedForSlowness = true
 		w.s.log.Warn("closing watch: consumer did not read events",
 			zap.String("resource", w.s.gr.String()), zap.String("key", w.key), zap.Duration("waited", w.sendDeadline))
 		return errStopped
@@ -312,7 +311,7 @@ func (w *watcher) sendError(err error) {
 	}
 	var apiErr apierrors.APIStatus
 	switch {
-	case errors.Is(err, errCompacted):
+	case errors.Is(err, rpctypes.ErrCompacted):
 		apiErr = apierrors.NewResourceExpired(watchExpiredMsg)
 	case errors.As(err, &apiErr):
 	default:

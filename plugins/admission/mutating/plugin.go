@@ -1,7 +1,15 @@
-// Package mutating is the mutating-admission stage.
+// Package mutating is the mutating-admission stage: it runs its ordered
+// list of mutating admission plugins on every write.
 package mutating
 
-import "github.com/kpipe/kpipe/internal/pipeline"
+import (
+	"net/http"
+
+	"github.com/kpipe/kpipe/internal/admission"
+	"github.com/kpipe/kpipe/internal/api/status"
+	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/request"
+)
 
 // Name is the stage's name in apiserver.yaml.
 const Name = "mutating-admission"
@@ -12,8 +20,45 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "runs the ordered list of mutating admission plugins.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		New:         func(any) (any, error) { return &Stage{}, nil },
+		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindMutatingAdmission},
 		Requires:    []string{"decode"},
 		After:       []string{"field-manager", "authorization"},
+	})
+}
+
+// Stage runs the plugins in order; each may change the object, and the
+// first rejection answers.
+type Stage struct {
+	plugins []admission.Mutator
+}
+
+// Provision implements pipeline.Provisioner.
+func (s *Stage) Provision(env *pipeline.Env) error {
+	for _, in := range env.Nested("plugins") {
+		if m, ok := in.Value.(admission.Mutator); ok {
+			s.plugins = append(s.plugins, m)
+		}
+	}
+	return nil
+}
+
+// Middleware implements pipeline.Stage.
+func (s *Stage) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op, ok := request.OperationFrom(r.Context())
+		info, _ := request.InfoFrom(r.Context())
+		if !ok || info == nil || len(s.plugins) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := &admission.Attributes{Operation: admission.OperationOf(info.Verb), Info: info, Op: op}
+		for _, p := range s.plugins {
+			if err := p.Admit(r.Context(), a); err != nil {
+				status.Write(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }

@@ -1,7 +1,16 @@
-// Package validating is the validating-admission stage.
+// Package validating is the validating-admission stage: it runs its
+// ordered list of validating admission plugins on every write.
 package validating
 
-import "github.com/kpipe/kpipe/internal/pipeline"
+import (
+	"net/http"
+
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/admission"
+	"github.com/kpipe/kpipe/internal/api/status"
+	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/request"
+)
 
 // Name is the stage's name in apiserver.yaml.
 const Name = "validating-admission"
@@ -12,8 +21,47 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "runs the ordered list of validating admission plugins.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
-		Requires:    []string{"decode"},
-		After:       []string{"validate", "mutating-admission"},
+		New:         func(any) (any, error) { return &Stage{}, nil },
+		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindValidatingAdmission},
+		NestedDefaults: map[string][]config.Entry{
+			"plugins": {{Name: "NamespaceLifecycle"}},
+		},
+		Requires: []string{"decode"},
+		After:    []string{"validate", "mutating-admission"},
+	})
+}
+
+// Stage runs the plugins in order; the first rejection answers.
+type Stage struct {
+	plugins []admission.Validator
+}
+
+// Provision implements pipeline.Provisioner.
+func (s *Stage) Provision(env *pipeline.Env) error {
+	for _, in := range env.Nested("plugins") {
+		if v, ok := in.Value.(admission.Validator); ok {
+			s.plugins = append(s.plugins, v)
+		}
+	}
+	return nil
+}
+
+// Middleware implements pipeline.Stage.
+func (s *Stage) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op, ok := request.OperationFrom(r.Context())
+		info, _ := request.InfoFrom(r.Context())
+		if !ok || info == nil || len(s.plugins) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := &admission.Attributes{Operation: admission.OperationOf(info.Verb), Info: info, Op: op}
+		for _, p := range s.plugins {
+			if err := p.Validate(r.Context(), a); err != nil {
+				status.Write(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
 	})
 }

@@ -1,0 +1,68 @@
+package request
+
+import (
+	"context"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kpipe/kpipe/internal/api"
+)
+
+// Operation is one write as the object stages see it: decode makes it,
+// the stages after it read and change it, and only the terminal stage
+// stores it and answers.
+type Operation struct {
+	Resource    *api.Resource
+	Subresource string
+	Namespace   string
+	Name        string
+
+	// Object is what is being written: the decoded body for create and
+	// update. Stages may replace or change it.
+	Object runtime.Object
+	// Old is the live object for update and delete; nil on create.
+	Old runtime.Object
+
+	DryRun          bool
+	FieldManager    string
+	FieldValidation string
+	// DeleteOptions of a delete or deletecollection.
+	DeleteOptions *metav1.DeleteOptions
+
+	// Warnings go out as Warning headers with the response.
+	Warnings []string
+	// Created is set when an update created the object (PUT on a missing
+	// object where the type allows it).
+	Created bool
+	// Unconditional marks an update whose body had no resourceVersion:
+	// it applies to whatever is live, and a race retries it rather than
+	// failing with a conflict.
+	Unconditional bool
+	// Retry is set by the terminal stage when the live object changed under
+	// a write that had no resourceVersion precondition: decode then runs
+	// the stages again on the fresh live object, as kube's GuaranteedUpdate
+	// retries its update function.
+	Retry bool
+}
+
+// Warn records a warning for the response.
+func (op *Operation) Warn(msg string) { op.Warnings = append(op.Warnings, msg) }
+
+// OperationFrom returns the request's operation, made by the decode stage.
+func OperationFrom(ctx context.Context) (*Operation, bool) {
+	if s := ScopeFrom(ctx); s != nil && s.Op != nil {
+		return s.Op, true
+	}
+	return nil, false
+}
+
+// SetOperation records op on the request's scope.
+func SetOperation(ctx context.Context, op *Operation) bool {
+	s := ScopeFrom(ctx)
+	if s == nil {
+		return false
+	}
+	s.Op = op
+	return true
+}

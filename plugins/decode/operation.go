@@ -1,0 +1,309 @@
+package decode
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"unicode"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/api/status"
+	"github.com/kpipe/kpipe/internal/request"
+	"github.com/kpipe/kpipe/internal/storage/store"
+	"github.com/kpipe/kpipe/internal/tracing"
+)
+
+// strictCodecs report unknown and duplicate fields alongside the object,
+// so fieldValidation can decide what they mean.
+var strictCodecs = serializer.NewCodecFactory(api.Scheme, serializer.EnableStrict)
+
+// serveOperation builds the Operation of a resource write (create, update,
+// delete, deletecollection) and hands on. Reads, and requests for
+// resources kpipe does not serve, pass straight through: the terminal
+// stage answers them.
+func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
+	info, ok := request.InfoFrom(r.Context())
+	if !ok || !info.IsResourceRequest || d.resources == nil {
+		next.ServeHTTP(w, r)
+		return
+	}
+	res, ok := d.resources.Lookup(info.APIGroup, info.APIVersion, info.Resource)
+	if !ok {
+		next.ServeHTTP(w, r)
+		return
+	}
+	switch info.Verb {
+	case "create", "update":
+	case "delete", "deletecollection":
+		op, err := d.delete(r, info, res, body)
+		if err != nil {
+			status.Write(w, err)
+			return
+		}
+		request.SetOperation(r.Context(), op)
+		next.ServeHTTP(w, r)
+		return
+	default:
+		next.ServeHTTP(w, r)
+		return
+	}
+	// A write whose live object changed under it, with no resourceVersion
+	// precondition, runs the stages again on a fresh decode of the body
+	// and a fresh read of the live object, as GuaranteedUpdate does.
+	for attempt := 1; ; attempt++ {
+		op, err := d.write(r, info, res, body)
+		if err != nil {
+			status.Write(w, err)
+			return
+		}
+		request.SetOperation(r.Context(), op)
+		next.ServeHTTP(w, r)
+		if !op.Retry {
+			return
+		}
+		if attempt == maxRetries {
+			status.Write(w, apierrors.NewConflict(res.GroupResource(), op.Name,
+				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again")))
+			return
+		}
+	}
+}
+
+// maxRetries bounds the re-runs of a write that keeps losing races.
+const maxRetries = 10
+
+// write runs steps 1 to 6 of kube's create path (and the same for update):
+// names from the URL, options, decoding into the expected version with the
+// requested field validation, the version and namespace checks, and
+// defaulting.
+func (d *Decoder) write(r *http.Request, info *request.RequestInfo, res *api.Resource, body []byte) (*request.Operation, error) {
+	op := &request.Operation{Resource: res, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name}
+	if info.Subresource != "" {
+		if _, ok := res.Subresources[info.Subresource]; !ok {
+			return nil, notFound()
+		}
+	}
+	optsKind := "CreateOptions"
+	if info.Verb == "update" {
+		optsKind = "UpdateOptions"
+	}
+	q := r.URL.Query()
+	op.FieldManager = q.Get("fieldManager")
+	op.FieldValidation = q.Get("fieldValidation")
+	if errs := validateWriteOptions(q["dryRun"], op.FieldManager, op.FieldValidation); len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: optsKind}, "", errs)
+	}
+	op.DryRun = len(q["dryRun"]) > 0
+
+	gvk := res.GroupVersionKind()
+	into := res.New()
+	if sub := res.Subresources[info.Subresource]; sub != nil && sub.Kind != res.Kind {
+		gvk = sub.GroupVersion.WithKind(sub.Kind)
+		obj, err := api.Scheme.New(gvk)
+		if err != nil {
+			return nil, err
+		}
+		into = obj
+	}
+	tracing.Event(r.Context(), "About to convert to expected version")
+	obj, warnings, err := decodeBody(r, body, gvk, into, op.FieldValidation)
+	if err != nil {
+		return nil, err
+	}
+	op.Warnings = append(op.Warnings, warnings...)
+	tracing.Event(r.Context(), "Conversion done")
+
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	if res.Namespaced {
+		switch ns := m.GetNamespace(); {
+		case ns == "":
+			m.SetNamespace(info.Namespace)
+		case ns != info.Namespace:
+			return nil, apierrors.NewBadRequest("the namespace of the provided object does not match the namespace sent on the request")
+		}
+	}
+	if info.Verb == "create" {
+		if info.Name != "" {
+			// POST to a named path is kube's "create with name in URL" for
+			// subresources only; a plain create names the object in its body.
+			return nil, apierrors.NewMethodNotSupported(res.GroupResource(), "create")
+		}
+		op.Name = m.GetName()
+	} else if m.GetName() != info.Name {
+		if m.GetName() == "" {
+			m.SetName(info.Name)
+		} else {
+			return nil, apierrors.NewBadRequest(fmt.Sprintf("the name of the object (%s) does not match the name on the URL (%s)", m.GetName(), info.Name))
+		}
+	}
+	if gvk.Kind == res.Kind {
+		res.Strategy.Default(obj)
+	}
+	op.Object = obj
+	if info.Verb == "update" {
+		if err := d.live(r.Context(), op, res.AllowCreateOnUpdate && info.Subresource == ""); err != nil {
+			return nil, err
+		}
+		if op.Old != nil && m.GetResourceVersion() == "" {
+			// An update without a resourceVersion applies to the live
+			// object, as kube's AllowUnconditionalUpdate types do.
+			if om, err := meta.Accessor(op.Old); err == nil {
+				m.SetResourceVersion(om.GetResourceVersion())
+				op.Unconditional = true
+			}
+		}
+	}
+	return op, nil
+}
+
+// decodeBody decodes into the expected kind and version. Unknown or
+// duplicate fields are an error, a warning or nothing, as fieldValidation
+// says (kube's default is Warn).
+func decodeBody(r *http.Request, body []byte, gvk schema.GroupVersionKind, into runtime.Object, fieldValidation string) (runtime.Object, []string, error) {
+	mediaType := r.Header.Get("Content-Type")
+	if i := strings.IndexByte(mediaType, ';'); i >= 0 {
+		mediaType = mediaType[:i]
+	}
+	mediaType = strings.TrimSpace(mediaType)
+	if mediaType == "" {
+		mediaType = "application/json"
+	}
+	info, ok := runtime.SerializerInfoForMediaType(strictCodecs.SupportedMediaTypes(), mediaType)
+	if !ok {
+		return nil, nil, unsupportedMediaType()
+	}
+	if len(body) == 0 {
+		return nil, nil, apierrors.NewBadRequest("request body must not be empty")
+	}
+	decoder := strictCodecs.DecoderToVersion(info.StrictSerializer, gvk.GroupVersion())
+	if fieldValidation == metav1.FieldValidationIgnore || info.StrictSerializer == nil {
+		decoder = strictCodecs.DecoderToVersion(info.Serializer, gvk.GroupVersion())
+	}
+	obj, got, err := decoder.Decode(body, &gvk, into)
+	var warnings []string
+	if err != nil {
+		strictErr, isStrict := runtime.AsStrictDecodingError(err)
+		switch {
+		case !isStrict:
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		case fieldValidation == metav1.FieldValidationStrict:
+			return nil, nil, apierrors.NewBadRequest(err.Error())
+		default:
+			for _, e := range strictErr.Errors() {
+				warnings = append(warnings, e.Error())
+			}
+		}
+	}
+	if got != nil && got.GroupVersion() != gvk.GroupVersion() {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the API version in the data (%s) does not match the expected API version (%s)", got.GroupVersion(), gvk.GroupVersion()))
+	}
+	if got != nil && got.Kind != gvk.Kind {
+		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", got.Kind, gvk.Kind))
+	}
+	return obj, warnings, nil
+}
+
+// validateWriteOptions is kube's check of Create- and UpdateOptions.
+func validateWriteOptions(dryRun []string, fieldManager, fieldValidation string) field.ErrorList {
+	var errs field.ErrorList
+	for i, v := range dryRun {
+		if v != metav1.DryRunAll {
+			errs = append(errs, field.NotSupported(field.NewPath("dryRun").Index(i), v, []string{metav1.DryRunAll}))
+		}
+	}
+	if len(fieldManager) > 128 {
+		errs = append(errs, field.TooLong(field.NewPath("fieldManager"), "", 128))
+	}
+	for _, r := range fieldManager {
+		if !unicode.IsPrint(r) {
+			errs = append(errs, field.Invalid(field.NewPath("fieldManager"), fieldManager, "must only contain printable characters"))
+			break
+		}
+	}
+	switch fieldValidation {
+	case "", metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict:
+	default:
+		errs = append(errs, field.NotSupported(field.NewPath("fieldValidation"), fieldValidation,
+			[]string{metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict}))
+	}
+	return errs
+}
+
+// delete reads DeleteOptions from the body or the query, as kube does.
+func (d *Decoder) delete(r *http.Request, info *request.RequestInfo, res *api.Resource, body []byte) (*request.Operation, error) {
+	op := &request.Operation{Resource: res, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name}
+	opts := &metav1.DeleteOptions{}
+	if len(body) > 0 {
+		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
+		obj, _, err := api.Codecs.UniversalDecoder(metav1.SchemeGroupVersion).Decode(body, &gvk, opts)
+		if err != nil {
+			return nil, apierrors.NewBadRequest(err.Error())
+		}
+		if o, ok := obj.(*metav1.DeleteOptions); ok {
+			opts = o
+		}
+	} else if err := api.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
+		return nil, apierrors.NewBadRequest(err.Error())
+	}
+	var errs field.ErrorList
+	for i, v := range opts.DryRun {
+		if v != metav1.DryRunAll {
+			errs = append(errs, field.NotSupported(field.NewPath("dryRun").Index(i), v, []string{metav1.DryRunAll}))
+		}
+	}
+	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
+		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
+	}
+	if len(errs) > 0 {
+		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
+	}
+	op.DeleteOptions = opts
+	op.DryRun = len(opts.DryRun) > 0
+	if info.Verb == "delete" {
+		if err := d.live(r.Context(), op, false); err != nil {
+			return nil, err
+		}
+	}
+	return op, nil
+}
+
+// unsupportedMediaType is kube's 415 for a Content-Type it cannot decode.
+func unsupportedMediaType() error {
+	return &apierrors.StatusError{ErrStatus: metav1.Status{
+		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
+		Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor",
+	}}
+}
+
+func notFound() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+// live reads the object a write or delete works on. For an update of a
+// missing object it reports created where the type allows it.
+func (d *Decoder) live(ctx context.Context, op *request.Operation, allowCreate bool) error {
+	key := op.Resource.Key(d.prefix, op.Namespace, op.Name)
+	old := op.Resource.New()
+	err := op.Resource.Store.Get(ctx, key, store.GetOptions{}, old)
+	switch {
+	case err == nil:
+		op.Old = old
+	case apierrors.IsNotFound(err) && allowCreate:
+		op.Created = true
+	default:
+		return err
+	}
+	return nil
+}

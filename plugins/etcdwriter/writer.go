@@ -1,0 +1,412 @@
+package etcdwriter
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+
+	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/api/status"
+	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/request"
+	"github.com/kpipe/kpipe/internal/storage/store"
+	"github.com/kpipe/kpipe/internal/tracing"
+)
+
+// Writer is the terminal stage.
+type Writer struct {
+	resources *api.Registry
+	prefix    string
+}
+
+var (
+	_ pipeline.Stage       = (*Writer)(nil)
+	_ pipeline.Provisioner = (*Writer)(nil)
+)
+
+// Provision implements pipeline.Provisioner.
+func (wr *Writer) Provision(env *pipeline.Env) error {
+	if env.Shared != nil {
+		wr.resources = env.Shared.Resources
+		wr.prefix = env.Shared.StoragePrefix
+	}
+	return nil
+}
+
+// Middleware implements pipeline.Stage.
+func (wr *Writer) Middleware(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		info, ok := request.InfoFrom(r.Context())
+		if !ok || !info.IsResourceRequest {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if err := wr.serve(w, r, info); err != nil {
+			writeError(w, r, err)
+		}
+	})
+}
+
+// serve answers one resource request, or returns the error to answer.
+func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.RequestInfo) error {
+	if wr.resources == nil {
+		return notFound()
+	}
+	res, ok := wr.resources.Lookup(info.APIGroup, info.APIVersion, info.Resource)
+	if !ok {
+		return notFound()
+	}
+	if info.Subresource != "" && res.Subresources[info.Subresource] == nil {
+		return notFound()
+	}
+	if !res.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
+		return notFound()
+	}
+	switch info.Verb {
+	case "get":
+		if info.Subresource == "scale" {
+			return wr.getScale(w, r, res, info)
+		}
+		return wr.get(w, r, res, info)
+	case "list":
+		return wr.list(w, r, res, info)
+	case "create":
+		return wr.create(w, r, res)
+	case "update":
+		if info.Subresource == "scale" {
+			return wr.updateScale(w, r, res)
+		}
+		return wr.update(w, r, res)
+	case "delete":
+		return wr.delete(w, r, res)
+	case "deletecollection":
+		return wr.deleteCollection(w, r, res, info)
+	}
+	// watch and patch come with the next milestone.
+	return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
+}
+
+func (wr *Writer) get(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
+	out, err := api.NegotiateOutput(r, true)
+	if err != nil {
+		return err
+	}
+	var opts metav1.GetOptions
+	if err := api.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	obj := res.New()
+	key := res.Key(wr.prefix, info.Namespace, info.Name)
+	if err := res.Store.Get(r.Context(), key, store.GetOptions{ResourceVersion: opts.ResourceVersion}, obj); err != nil {
+		return err
+	}
+	return respond(w, r, out, http.StatusOK, res, obj)
+}
+
+func (wr *Writer) list(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
+	out, err := api.NegotiateOutput(r, true)
+	if err != nil {
+		return err
+	}
+	pred, opts, err := listOptions(r, res)
+	if err != nil {
+		return err
+	}
+	list := res.NewList()
+	key := res.CollectionKey(wr.prefix, info.Namespace)
+	if err := res.Store.GetList(r.Context(), key, store.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate:            pred,
+		Recursive:            true,
+	}, list); err != nil {
+		return err
+	}
+	return respond(w, r, out, http.StatusOK, res, list)
+}
+
+func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
+	op, err := operation(r)
+	if err != nil {
+		return err
+	}
+	out, err := api.NegotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	m, _ := meta.Accessor(op.Object)
+	var ttl time.Duration
+	if res.TTL != nil {
+		ttl = res.TTL(op.Object)
+	}
+	stored := res.New()
+	if op.DryRun {
+		stored = op.Object
+	} else {
+		generated := m.GetGenerateName() != "" && m.GetName() != "" && len(m.GetName()) > len(m.GetGenerateName())
+		for attempt := 0; ; attempt++ {
+			key := res.Key(wr.prefix, op.Namespace, m.GetName())
+			tracing.Event(r.Context(), "About to store object in database")
+			err = res.Store.Create(r.Context(), key, op.Object, stored, ttl)
+			if err == nil {
+				tracing.Event(r.Context(), "Write to database call succeeded")
+				break
+			}
+			if apierrors.IsAlreadyExists(err) && generated && attempt < 7 {
+				// A generated name clashed: draw another, as kube does.
+				m.SetName(api.GenerateName(m.GetGenerateName()))
+				continue
+			}
+			if apierrors.IsAlreadyExists(err) {
+				return beingDeleted(r.Context(), res, key, err)
+			}
+			return err
+		}
+	}
+	return respondWrite(w, r, op, out, http.StatusCreated, res, stored)
+}
+
+// beingDeleted adds kube's "object is being deleted" to an AlreadyExists
+// when the existing object is terminating.
+func beingDeleted(ctx context.Context, res *api.Resource, key string, err error) error {
+	existing := res.New()
+	if res.Store.Get(ctx, key, store.GetOptions{}, existing) == nil {
+		if m, merr := meta.Accessor(existing); merr == nil && m.GetDeletionTimestamp() != nil {
+			if se, ok := err.(*apierrors.StatusError); ok {
+				se.ErrStatus.Message = "object is being deleted: " + se.ErrStatus.Message
+			}
+		}
+	}
+	return err
+}
+
+func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
+	op, err := operation(r)
+	if err != nil {
+		return err
+	}
+	out, err := api.NegotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	if op.Created {
+		// PUT of a missing object where the type allows it is a create.
+		return wr.create(w, r, res)
+	}
+	m, _ := meta.Accessor(op.Object)
+	old, _ := meta.Accessor(op.Old)
+	liveRV := old.GetResourceVersion()
+	if m.GetResourceVersion() != liveRV {
+		return conflict(res, op.Name)
+	}
+	if op.DryRun {
+		m.SetResourceVersion(liveRV)
+		return respondWrite(w, r, op, out, http.StatusOK, res, op.Object)
+	}
+	var ttl *time.Duration
+	if res.TTL != nil {
+		t := res.TTL(op.Object)
+		ttl = &t
+	}
+	key := res.Key(wr.prefix, op.Namespace, op.Name)
+	stored := res.New()
+	stale := false
+	tracing.Event(r.Context(), "About to store object in database")
+	err = res.Store.GuaranteedUpdate(r.Context(), key, stored, false, nil, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
+		cm, err := meta.Accessor(current)
+		if err != nil {
+			return nil, nil, err
+		}
+		if cm.GetResourceVersion() != liveRV {
+			// The object changed after the stages saw it.
+			stale = true
+			return nil, nil, errStale
+		}
+		m.SetResourceVersion(liveRV)
+		return op.Object, ttl, nil
+	})
+	if stale {
+		if !op.Unconditional {
+			return conflict(res, op.Name)
+		}
+		op.Retry = true
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	tracing.Event(r.Context(), "Write to database call succeeded")
+	return respondWrite(w, r, op, out, http.StatusOK, res, stored)
+}
+
+var errStale = fmt.Errorf("the object changed")
+
+func conflict(res *api.Resource, name string) error {
+	return apierrors.NewConflict(res.GroupResource(), name,
+		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
+}
+
+func (wr *Writer) delete(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
+	op, err := operation(r)
+	if err != nil {
+		return err
+	}
+	out, err := api.NegotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	key := res.Key(wr.prefix, op.Namespace, op.Name)
+	pre := preconditions(op.DeleteOptions)
+	m, _ := meta.Accessor(op.Old)
+	// Objects with finalizers, and namespaces, are marked for deletion and
+	// stay until their finalizers are removed.
+	if len(m.GetFinalizers()) > 0 || hasSpecFinalizers(op.Old) {
+		return wr.markDeleted(w, r, op, out, res, key, pre)
+	}
+	if op.DryRun {
+		return respondDeleted(w, r, out, res, op.Old)
+	}
+	deleted := res.New()
+	if err := res.Store.Delete(r.Context(), key, deleted, pre, nil); err != nil {
+		return err
+	}
+	return respondDeleted(w, r, out, res, deleted)
+}
+
+// markDeleted sets deletionTimestamp on an object with finalizers, as
+// kube's graceful deletion does; a namespace also turns Terminating.
+func (wr *Writer) markDeleted(w http.ResponseWriter, r *http.Request, op *request.Operation, out api.Output, res *api.Resource, key string, pre *store.Preconditions) error {
+	mark := func(obj runtime.Object) {
+		m, _ := meta.Accessor(obj)
+		if m.GetDeletionTimestamp() == nil {
+			now := metav1.NewTime(time.Now().Truncate(time.Second))
+			m.SetDeletionTimestamp(&now)
+			zero := int64(0)
+			m.SetDeletionGracePeriodSeconds(&zero)
+		}
+		markTerminating(obj)
+	}
+	if op.DryRun {
+		mark(op.Old)
+		return respond(w, r, out, http.StatusOK, res, op.Old)
+	}
+	stored := res.New()
+	err := res.Store.GuaranteedUpdate(r.Context(), key, stored, false, pre, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
+		mark(current)
+		return current, nil, nil
+	})
+	if err != nil {
+		return err
+	}
+	return respond(w, r, out, http.StatusOK, res, stored)
+}
+
+func (wr *Writer) deleteCollection(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
+	op, err := operation(r)
+	if err != nil {
+		return err
+	}
+	out, err := api.NegotiateOutput(r, false)
+	if err != nil {
+		return err
+	}
+	pred, opts, err := listOptions(r, res)
+	if err != nil {
+		return err
+	}
+	pred.Limit, pred.Continue = 0, ""
+	list := res.NewList()
+	if err := res.Store.GetList(r.Context(), res.CollectionKey(wr.prefix, info.Namespace), store.ListOptions{
+		ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate: pred, Recursive: true,
+	}, list); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	var deleted []runtime.Object
+	for _, item := range items {
+		m, _ := meta.Accessor(item)
+		if op.DryRun {
+			deleted = append(deleted, item)
+			continue
+		}
+		key := res.Key(wr.prefix, m.GetNamespace(), m.GetName())
+		gone := res.New()
+		if err := res.Store.Delete(r.Context(), key, gone, preconditions(op.DeleteOptions), nil); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue
+			}
+			return err
+		}
+		deleted = append(deleted, gone)
+	}
+	if err := meta.SetList(list, deleted); err != nil {
+		return err
+	}
+	return respond(w, r, out, http.StatusOK, res, list)
+}
+
+// respondDeleted answers a finished delete with the object, or with kube's
+// Success Status for types that do not return it.
+func respondDeleted(w http.ResponseWriter, r *http.Request, out api.Output, res *api.Resource, obj runtime.Object) error {
+	if res.ReturnDeletedObject {
+		return respond(w, r, out, http.StatusOK, res, obj)
+	}
+	m, _ := meta.Accessor(obj)
+	st := &metav1.Status{
+		Status: metav1.StatusSuccess,
+		Details: &metav1.StatusDetails{
+			Name:  m.GetName(),
+			Group: res.GroupVersion.Group,
+			Kind:  res.Name, // kube puts the resource here
+			UID:   m.GetUID(),
+		},
+	}
+	return out.Encode(w, http.StatusOK, st, schema.GroupVersion{Version: "v1"})
+}
+
+func preconditions(o *metav1.DeleteOptions) *store.Preconditions {
+	if o == nil || o.Preconditions == nil {
+		return nil
+	}
+	return &store.Preconditions{UID: o.Preconditions.UID, ResourceVersion: o.Preconditions.ResourceVersion}
+}
+
+// operation is the Operation decode built for this write.
+func operation(r *http.Request) (*request.Operation, error) {
+	op, ok := request.OperationFrom(r.Context())
+	if !ok {
+		return nil, apierrors.NewInternalError(fmt.Errorf("no operation for a write: is the decode stage in the pipeline?"))
+	}
+	return op, nil
+}
+
+func notFound() error {
+	return apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false)
+}
+
+// writeError answers with a Status, adding the operation's warnings.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	if op, ok := request.OperationFrom(r.Context()); ok {
+		addWarnings(w, op.Warnings)
+	}
+	status.Write(w, err)
+}
+
+// addWarnings sets kube's Warning headers: `299 - "message"`.
+func addWarnings(w http.ResponseWriter, warnings []string) {
+	for _, msg := range warnings {
+		w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
+	}
+}
