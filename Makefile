@@ -31,9 +31,15 @@ lint:
 	@out=$$(gofmt -l cmd internal plugins config); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
+# Every fuzz target, each for FUZZTIME. The seed corpora run in `make test`.
 FUZZTIME ?= 30s
+FUZZ_TARGETS := FuzzResolve:./internal/request/ FuzzLoad:./config/ FuzzDecodeBody:./plugins/decode/ \
+                FuzzParseImage:./internal/api/defaults/ FuzzValidateConfigMap:./internal/api/validation/
 fuzz:
-	$(GO) test -run '^$$' -fuzz FuzzResolve -fuzztime $(FUZZTIME) ./internal/request/
+	@set -e; for t in $(FUZZ_TARGETS); do \
+		echo "== $${t%%:*}"; \
+		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
+	done
 
 clean:
 	rm -rf bin var

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -71,6 +72,11 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{OwnEtcd: true, Configure: func(c *config.Config) {
 		c.Storage.Etcd.Endpoints = []string{"http://127.0.0.1:" + ports[0]}
 		c.Storage.Etcd.HealthTimeout = 500 * time.Millisecond
+		for i, e := range c.Pipeline {
+			if e.Name == "timeout" {
+				c.Pipeline[i].Config = map[string]any{"requestTimeout": "2s"}
+			}
+		}
 	}})
 	c := ts.HTTPClient(t)
 
@@ -86,6 +92,15 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	}
 	if code, body := get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez with etcd down: %d\n%s", code, body)
+	}
+	// Resource requests fail with a 5xx Status within the request timeout.
+	start = time.Now()
+	code, body = get(t, c, ts.URL()+"/api/v1/namespaces/default/configmaps")
+	if code < 500 || !strings.Contains(body, `"kind":"Status"`) {
+		t.Errorf("list with etcd down: %d %s", code, body)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("list with etcd down took %v; the request timeout is 2s", d)
 	}
 
 	etcd = startEtcdAt(t, dir, ports[0], ports[1])

@@ -68,6 +68,10 @@ func TestKubectlWorkflow(t *testing.T) {
 		{[]string{"get", "namespaces"}, []string{"NAME", "STATUS", "demo", "Active"}},
 		{[]string{"-n", "demo", "get", "all"}, []string{"deployment.apps/web", "service/web"}},
 		{[]string{"api-resources"}, []string{"deployments", "deploy", "apps/v1", "configmaps", "cm"}},
+		{[]string{"explain", "deployment.spec.replicas"}, []string{"KIND:", "Deployment", "FIELD: replicas <integer>", "DESCRIPTION:"}},
+		{[]string{"-n", "demo", "run", "box", "--image=busybox", "--restart=Never"}, []string{"pod/box created"}},
+		{[]string{"-n", "demo", "get", "pods"}, []string{"NAME", "READY", "STATUS", "RESTARTS", "AGE", "box", "0/1", "Pending"}},
+		{[]string{"-n", "demo", "get", "pods", "-o", "wide"}, []string{"IP", "NODE", "NOMINATED NODE", "READINESS GATES"}},
 		{[]string{"-n", "demo", "delete", "configmap", "settings"}, []string{`configmap "settings" deleted`}},
 		{[]string{"-n", "demo", "delete", "-f", dep}, []string{`deployment.apps "web" deleted`}},
 	}

@@ -344,3 +344,48 @@ func TestEventsExpireThroughLeases(t *testing.T) {
 }
 
 var _ runtime.Object = (*corev1.Pod)(nil)
+
+func TestTableAndProtobufOutput(t *testing.T) {
+	ts, cs := apiServer(t)
+	ctx := context.Background()
+	namespace(t, cs, "out")
+	if _, err := cs.CoreV1().ConfigMaps("out").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c := ts.HTTPClient(t)
+	table := func(query string) string {
+		req, _ := http.NewRequest("GET", ts.URL()+"/api/v1/namespaces/out/configmaps"+query, nil)
+		req.Header.Set("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io,application/json")
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		return readAll(resp)
+	}
+	body := table("")
+	mustContain(t, "table", body, `"kind":"Table"`, `"apiVersion":"meta.k8s.io/v1"`, `"name":"Name"`, `"name":"Data"`, `"name":"Age"`,
+		`"cells":["a",1,`, `"kind":"PartialObjectMetadata"`)
+	if body := table("?includeObject=None"); strings.Contains(body, `"object"`) && strings.Contains(body, `"kind":"PartialObjectMetadata"`) {
+		t.Errorf("includeObject=None still carries objects: %s", body)
+	}
+	mustContain(t, "includeObject=Object", table("?includeObject=Object"), `"kind":"ConfigMap"`, `"data":{"k":"v"}`)
+
+	// client-go speaking protobuf, as controllers do.
+	cfg := *ts.Config
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
+	pcs := kubernetes.NewForConfigOrDie(&cfg)
+	cm, err := pcs.CoreV1().ConfigMaps("out").Get(ctx, "a", metav1.GetOptions{})
+	if err != nil || cm.Data["k"] != "v" {
+		t.Fatalf("protobuf get: %v %+v", err, cm)
+	}
+	if _, err := pcs.CoreV1().ConfigMaps("out").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "b"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("protobuf create: %v", err)
+	}
+	_, err = pcs.CoreV1().ConfigMaps("out").Get(ctx, "zzz", metav1.GetOptions{})
+	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "zzz" not found`)
+
+	_, m := get(t, c, ts.URL()+"/metrics")
+	mustContain(t, "/metrics", m, `etcd_request_duration_seconds_bucket{group="",operation="create",resource="configmaps"`, `apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"}`)
+}
