@@ -161,8 +161,16 @@ func TestShippedFileMatchesDefaults(t *testing.T) {
 	if !reflect.DeepEqual(names, DefaultPipeline) {
 		t.Errorf("apiserver.yaml pipeline %v != DefaultPipeline %v", names, DefaultPipeline)
 	}
+	var hooks []string
+	for _, e := range l.PostStartHooks {
+		hooks = append(hooks, e.Name)
+	}
+	if !reflect.DeepEqual(hooks, DefaultPostStartHooks) {
+		t.Errorf("apiserver.yaml postStartHooks %v != DefaultPostStartHooks %v", hooks, DefaultPostStartHooks)
+	}
 	d := Default()
 	l.Pipeline, d.Pipeline = nil, nil
+	l.PostStartHooks, d.PostStartHooks = nil, nil
 	a, _ := yaml.Marshal(ToMap(l.Config))
 	b, _ := yaml.Marshal(ToMap(d))
 	if string(a) != string(b) {

@@ -10,7 +10,13 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/validating"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
+	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
+	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
+	"github.com/kpipe/kpipe/plugins/authentication/x509"
 	"github.com/kpipe/kpipe/plugins/authorization"
+	"github.com/kpipe/kpipe/plugins/authorization/alwaysallow"
+	"github.com/kpipe/kpipe/plugins/authorization/alwaysdeny"
+	"github.com/kpipe/kpipe/plugins/authorization/rbac"
 	"github.com/kpipe/kpipe/plugins/decode"
 	"github.com/kpipe/kpipe/plugins/etcdwriter"
 	"github.com/kpipe/kpipe/plugins/fieldmanager"
@@ -32,9 +38,15 @@ func Registry() *pipeline.Registry {
 		maxinflight.Register,
 		timeout.Register,
 		authentication.Register,
+		x509.Register,
+		tokenfile.Register,
+		anonymous.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,
+		alwaysallow.Register,
+		alwaysdeny.Register,
+		rbac.Register,
 		decode.Register,
 		fieldmanager.Register,
 		mutating.Register,

@@ -14,6 +14,8 @@ type Scope struct {
 	Info *RequestInfo
 	// Op is the write the object stages work on; nil for reads.
 	Op *Operation
+	// User is who made the request; nil before authentication.
+	User *User
 }
 
 type scopeKey struct{}

@@ -5,6 +5,7 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kpipe/kpipe/internal/api"
 )
@@ -19,10 +20,19 @@ type Operation struct {
 	Name        string
 
 	// Object is what is being written: the decoded body for create and
-	// update. Stages may replace or change it.
+	// update, the patched live object for a patch. For an apply it is nil
+	// until the field-manager stage merges the applied configuration.
+	// Stages may replace or change it.
 	Object runtime.Object
-	// Old is the live object for update and delete; nil on create.
+	// Old is the live object for update, patch and delete; nil on create.
 	Old runtime.Object
+
+	// PatchType is the Content-Type of a patch, "" for other writes.
+	PatchType types.PatchType
+	// PatchBytes is the patch as sent (YAML for an apply).
+	PatchBytes []byte
+	// Force is PatchOptions.force: an apply takes over conflicting fields.
+	Force bool
 
 	DryRun          bool
 	FieldManager    string
@@ -33,7 +43,7 @@ type Operation struct {
 	// Warnings go out as Warning headers with the response.
 	Warnings []string
 	// Created is set when an update created the object (PUT on a missing
-	// object where the type allows it).
+	// object where the type allows it, or an apply to a missing object).
 	Created bool
 	// Unconditional marks an update whose body had no resourceVersion:
 	// it applies to whatever is live, and a race retries it rather than

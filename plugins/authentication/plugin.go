@@ -1,7 +1,13 @@
-// Package authentication is the authentication stage.
+// Package authentication is the authentication stage: it finds who made
+// the request with an ordered list of authenticators, as kube-apiserver's
+// WithAuthentication filter does, and refuses it with 401 when nobody can
+// tell.
 package authentication
 
-import "github.com/kpipe/kpipe/internal/pipeline"
+import (
+	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/pipeline"
+)
 
 // Name is the stage's name in apiserver.yaml.
 const Name = "authentication"
@@ -11,8 +17,12 @@ func Register(r *pipeline.Registry) {
 	r.MustRegister(pipeline.Plugin{
 		Name:        Name,
 		Kind:        pipeline.KindStage,
-		Description: "authenticates the request with an ordered list of authenticators.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
-		Requires:    []string{"request-info"},
+		Description: "authenticates the request with an ordered list of authenticators; 401 when none recognises it.",
+		New:         func(any) (any, error) { return &Stage{}, nil },
+		Nested:      map[string]pipeline.Kind{"authenticators": pipeline.KindAuthenticator},
+		NestedDefaults: map[string][]config.Entry{
+			"authenticators": {{Name: "x509"}, {Name: "anonymous"}},
+		},
+		Requires: []string{"request-info"},
 	})
 }

@@ -27,7 +27,7 @@ import (
 var strictCodecs = serializer.NewCodecFactory(api.Scheme, serializer.EnableStrict)
 
 // serveOperation builds the Operation of a resource write (create, update,
-// delete, deletecollection) and hands on. Reads, and requests for
+// patch, delete, deletecollection) and hands on. Reads, and requests for
 // resources kpipe does not serve, pass straight through: the terminal
 // stage answers them.
 func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []byte, next http.Handler) {
@@ -41,8 +41,11 @@ func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []
 		next.ServeHTTP(w, r)
 		return
 	}
+	build, limit := d.write, maxRetries
 	switch info.Verb {
 	case "create", "update":
+	case "patch":
+		build, limit = d.patch, maxPatchRetries
 	case "delete", "deletecollection":
 		op, err := d.delete(r, info, res, body)
 		if err != nil {
@@ -60,17 +63,21 @@ func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []
 	// precondition, runs the stages again on a fresh decode of the body
 	// and a fresh read of the live object, as GuaranteedUpdate does.
 	for attempt := 1; ; attempt++ {
-		op, err := d.write(r, info, res, body)
+		op, err := build(r, info, res, body)
 		if err != nil {
 			status.Write(w, err)
 			return
 		}
 		request.SetOperation(r.Context(), op)
-		next.ServeHTTP(w, r)
+		wr := r
+		if info.Verb == "patch" {
+			wr = asWrite(r, info, op)
+		}
+		next.ServeHTTP(w, wr)
 		if !op.Retry {
 			return
 		}
-		if attempt == maxRetries {
+		if attempt == limit {
 			status.Write(w, apierrors.NewConflict(res.GroupResource(), op.Name,
 				fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again")))
 			return
@@ -78,8 +85,32 @@ func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []
 	}
 }
 
-// maxRetries bounds the re-runs of a write that keeps losing races.
-const maxRetries = 10
+const (
+	// maxRetries bounds the re-runs of a write that keeps losing races.
+	maxRetries = 10
+	// maxPatchRetries is higher: kube re-applies a patch until its request
+	// times out, and many clients patching one object (a controller's
+	// status, labels) lose races in turn.
+	maxPatchRetries = 100
+)
+
+// asWrite hands a patch to the later stages as the write it becomes: an
+// update, or a create when an apply makes the object. They see a copy of
+// the request's scope; its own info, which audit and metrics report,
+// keeps the verb "patch".
+func asWrite(r *http.Request, info *request.RequestInfo, op *request.Operation) *http.Request {
+	wi := *info
+	wi.Verb = "update"
+	if op.Created {
+		wi.Verb = "create"
+	}
+	var s request.Scope
+	if outer := request.ScopeFrom(r.Context()); outer != nil {
+		s = *outer
+	}
+	s.Info, s.Op = &wi, op
+	return r.WithContext(request.WithScope(r.Context(), &s))
+}
 
 // write runs steps 1 to 6 of kube's create path (and the same for update):
 // names from the URL, options, decoding into the expected version with the

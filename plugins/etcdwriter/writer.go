@@ -25,6 +25,8 @@ import (
 type Writer struct {
 	resources *api.Registry
 	prefix    string
+	// stopping closes at shutdown; open watches end when it does.
+	stopping <-chan struct{}
 }
 
 var (
@@ -37,6 +39,7 @@ func (wr *Writer) Provision(env *pipeline.Env) error {
 	if env.Shared != nil {
 		wr.resources = env.Shared.Resources
 		wr.prefix = env.Shared.StoragePrefix
+		wr.stopping = env.Shared.Stopping
 	}
 	return nil
 }
@@ -78,6 +81,8 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 		return wr.get(w, r, res, info)
 	case "list":
 		return wr.list(w, r, res, info)
+	case "watch":
+		return wr.watch(w, r, res, info)
 	case "create":
 		return wr.create(w, r, res)
 	case "update":

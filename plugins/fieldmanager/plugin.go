@@ -1,4 +1,7 @@
-// Package fieldmanager is the field-manager stage.
+// Package fieldmanager is the field-manager stage: it keeps
+// metadata.managedFields on every create, update and patch, and merges
+// server-side apply patches into the live object, as kube-apiserver's
+// handlers do with k8s.io/apimachinery's managedfields.
 package fieldmanager
 
 import "github.com/kpipe/kpipe/internal/pipeline"
@@ -12,7 +15,7 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "keeps metadata.managedFields and runs server-side apply.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		New:         func(any) (any, error) { return newStage(), nil },
 		Requires:    []string{"decode"},
 	})
 }

@@ -548,7 +548,6 @@ func validateEndpointIP(addr string, p *field.Path) field.ErrorList {
 
 // --- Endpoints ---
 
-//nolint:staticcheck // Endpoints is deprecated but still served
 func validateEndpoints(e, old *corev1.Endpoints) field.ErrorList {
 	errs := objectMeta(&e.ObjectMeta, true, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
 	sub := validateEndpointSubsets(e.Subsets, field.NewPath("subsets"))
@@ -559,13 +558,11 @@ func validateEndpoints(e, old *corev1.Endpoints) field.ErrorList {
 	return append(errs, sub...)
 }
 
-//nolint:staticcheck // as above
 func validateEndpointsUpdate(e, old *corev1.Endpoints) field.ErrorList {
 	errs := objectMetaUpdate(&e.ObjectMeta, &old.ObjectMeta, metadataPath)
 	return append(errs, validateEndpoints(e, old)...)
 }
 
-//nolint:staticcheck // as above
 func validateEndpointSubsets(subsets []corev1.EndpointSubset, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	for i := range subsets {
@@ -587,7 +584,6 @@ func validateEndpointSubsets(subsets []corev1.EndpointSubset, p *field.Path) fie
 	return errs
 }
 
-//nolint:staticcheck // as above
 func validateEndpointAddress(a *corev1.EndpointAddress, p *field.Path) field.ErrorList {
 	errs := legacyIP(p.Child("ip"), a.IP, nil)
 	if a.Hostname != "" {
@@ -599,7 +595,6 @@ func validateEndpointAddress(a *corev1.EndpointAddress, p *field.Path) field.Err
 	return append(errs, validateEndpointIP(a.IP, p.Child("ip"))...)
 }
 
-//nolint:staticcheck // as above
 func validateEndpointPort(port *corev1.EndpointPort, requireName bool, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if requireName && port.Name == "" {

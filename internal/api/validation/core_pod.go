@@ -5,6 +5,7 @@ import (
 	"math"
 	"path"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -20,6 +21,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	netutils "k8s.io/utils/net"
 )
 
 const (
@@ -158,9 +160,85 @@ func validatePodAnnotations(annotations map[string]string, spec *corev1.PodSpec,
 		errs = append(errs, field.Invalid(p.Key(mirrorPodAnnotation), v, "must set spec.nodeName if mirror pod annotation is set"))
 	}
 	if v, ok := annotations[podDeletionCost]; ok {
-		if _, err := strconv.ParseInt(v, 10, 32); err != nil {
+		// No plus sign and no leading zeros.
+		validFirst := v != "" && (v[0] == '-' || v == "0" || (v[0] >= '1' && v[0] <= '9'))
+		if _, err := strconv.ParseInt(v, 10, 32); err != nil || !validFirst {
 			errs = append(errs, field.Invalid(p.Key(podDeletionCost), v, "must be a 32bit integer"))
 		}
+	}
+	if v, ok := annotations[corev1.SeccompPodAnnotationKey]; ok {
+		errs = append(errs, validateSeccompAnnotation(v, p.Child(corev1.SeccompPodAnnotationKey))...)
+	}
+	keys := sortedStrings(annotations)
+	for _, k := range keys {
+		if strings.HasPrefix(k, corev1.SeccompContainerAnnotationKeyPrefix) {
+			errs = append(errs, validateSeccompAnnotation(annotations[k], p.Child(k))...)
+		}
+	}
+	for _, k := range keys {
+		name, ok := strings.CutPrefix(k, corev1.DeprecatedAppArmorBetaContainerAnnotationKeyPrefix)
+		if !ok {
+			continue
+		}
+		if !specHasContainer(spec, name) {
+			errs = append(errs, field.Invalid(p.Key(k), name, "container not found"))
+		}
+		v := annotations[k]
+		if v != "" && v != corev1.DeprecatedAppArmorBetaProfileRuntimeDefault && v != corev1.DeprecatedAppArmorBetaProfileNameUnconfined &&
+			!strings.HasPrefix(v, corev1.DeprecatedAppArmorBetaProfileNamePrefix) {
+			errs = append(errs, field.Invalid(p.Key(k), v, fmt.Sprintf("invalid AppArmor profile name: %q", v)))
+		}
+	}
+	return errs
+}
+
+func validateSeccompAnnotation(v string, p *field.Path) field.ErrorList {
+	switch {
+	case v == corev1.SeccompProfileRuntimeDefault, v == corev1.DeprecatedSeccompProfileDockerDefault, v == corev1.SeccompProfileNameUnconfined:
+		return nil
+	case strings.HasPrefix(v, corev1.SeccompLocalhostProfileNamePrefix):
+		return validateLocalDescendingPath(strings.TrimPrefix(v, corev1.SeccompLocalhostProfileNamePrefix), p)
+	}
+	return field.ErrorList{field.Invalid(p, v, "must be a valid seccomp profile")}
+}
+
+func specHasContainer(spec *corev1.PodSpec, name string) bool {
+	found := false
+	visitContainers(spec, field.NewPath("spec"), func(c *corev1.Container, _ *field.Path) {
+		found = found || c.Name == name
+	})
+	return found
+}
+
+func validateAppArmorProfile(ap *corev1.AppArmorProfile, p *field.Path) field.ErrorList {
+	if ap == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch ap.Type {
+	case corev1.AppArmorProfileTypeLocalhost:
+		lp := p.Child("localhostProfile")
+		if ap.LocalhostProfile == nil {
+			return field.ErrorList{field.Required(lp, "must be set when AppArmor type is Localhost")}
+		}
+		trimmed := strings.TrimSpace(*ap.LocalhostProfile)
+		if trimmed != *ap.LocalhostProfile {
+			errs = append(errs, field.Invalid(lp, *ap.LocalhostProfile, "must not be padded with whitespace"))
+		} else if trimmed == "" {
+			errs = append(errs, field.Required(lp, "must be set when AppArmor type is Localhost"))
+		}
+		if len(*ap.LocalhostProfile) > 4095 {
+			errs = append(errs, field.TooLong(lp, "", 4095))
+		}
+	case corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeUnconfined:
+		if ap.LocalhostProfile != nil {
+			errs = append(errs, field.Invalid(p.Child("localhostProfile"), ap.LocalhostProfile, "can only be set when AppArmor type is Localhost"))
+		}
+	case "":
+		errs = append(errs, field.Required(p.Child("type"), "type is required when appArmorProfile is set"))
+	default:
+		errs = append(errs, field.NotSupported(p.Child("type"), ap.Type,
+			[]corev1.AppArmorProfileType{corev1.AppArmorProfileTypeLocalhost, corev1.AppArmorProfileTypeRuntimeDefault, corev1.AppArmorProfileTypeUnconfined}))
 	}
 	return errs
 }
@@ -345,12 +423,12 @@ func validatePodStatusUpdate(pod, old *corev1.Pod) field.ErrorList {
 	}
 	errs = append(errs, apimachineryvalidation.ValidateImmutableField(pod.Status.QOSClass, old.Status.QOSClass, sp.Child("qosClass"))...)
 	errs = append(errs, validatePodIPs(pod, old)...)
-	return errs
+	return append(errs, validateHostIPs(pod, old)...)
 }
 
 func validatePodConditions(conds []corev1.PodCondition, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	system := sets.New(corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized, corev1.ContainersReady, corev1.DisruptionTarget, corev1.PodReadyToStartContainers, corev1.PodResizePending, corev1.PodResizeInProgress)
+	system := sets.New(corev1.PodScheduled, corev1.PodReady, corev1.PodInitialized)
 	for i, c := range conds {
 		if c.ObservedGeneration < 0 {
 			errs = append(errs, field.Invalid(p.Index(i).Child("observedGeneration"), c.ObservedGeneration, "must be a non-negative integer"))
@@ -366,23 +444,59 @@ func validatePodConditions(conds []corev1.PodCondition, p *field.Path) field.Err
 func validatePodIPs(pod, old *corev1.Pod) field.ErrorList {
 	var errs field.ErrorList
 	p := field.NewPath("status", "podIPs")
-	if len(pod.Status.PodIPs) == 0 {
-		return nil
-	}
-	var oldIPs []string
+	// Stored addresses stay acceptable even if newer rules reject them.
+	oldIPs := make([]string, 0, len(old.Status.PodIPs))
 	for _, ip := range old.Status.PodIPs {
 		oldIPs = append(oldIPs, ip.IP)
 	}
+	ips := make([]string, 0, len(pod.Status.PodIPs))
 	for i, ip := range pod.Status.PodIPs {
 		errs = append(errs, legacyIP(p.Index(i), ip.IP, oldIPs)...)
+		ips = append(ips, ip.IP)
 	}
-	if len(pod.Status.PodIPs) > 1 {
-		seen := sets.New[string]()
-		for i, ip := range pod.Status.PodIPs {
-			if seen.Has(ip.IP) {
-				errs = append(errs, field.Duplicate(p.Index(i), ip))
-			}
-			seen.Insert(ip.IP)
+	if len(ips) > 1 {
+		dual, err := netutils.IsDualStackIPStrings(ips)
+		if err != nil {
+			errs = append(errs, field.InternalError(p, fmt.Errorf("failed to check for dual stack with error:%v", err)))
+		}
+		if !dual || len(ips) > 2 {
+			errs = append(errs, field.Invalid(p, internal{pod.Status.PodIPs}, "may specify no more than one IP for each IP family"))
+		}
+	}
+	switch hasIP, hasIPs := pod.Status.PodIP != "", len(ips) > 0; {
+	case hasIP != hasIPs:
+		errs = append(errs, field.Invalid(p, internal{pod.Status.PodIPs}, "podIP and podIPs must either both be set or both be unset"))
+	case hasIPs && pod.Status.PodIP != ips[0]:
+		errs = append(errs, field.Invalid(p.Index(0).Child("ip"), ips[0], "must be equal to `podIP`"))
+	}
+	return errs
+}
+
+func validateHostIPs(pod, old *corev1.Pod) field.ErrorList {
+	if len(pod.Status.HostIPs) == 0 {
+		return nil
+	}
+	var errs field.ErrorList
+	p := field.NewPath("status", "hostIPs")
+	if pod.Status.HostIP != pod.Status.HostIPs[0].IP {
+		errs = append(errs, field.Invalid(p.Index(0).Child("ip"), pod.Status.HostIPs[0].IP, "must be equal to `hostIP`"))
+	}
+	oldIPs := make([]string, 0, len(old.Status.HostIPs))
+	for _, ip := range old.Status.HostIPs {
+		oldIPs = append(oldIPs, ip.IP)
+	}
+	ips := make([]string, 0, len(pod.Status.HostIPs))
+	for i, ip := range pod.Status.HostIPs {
+		errs = append(errs, legacyIP(p.Index(i), ip.IP, oldIPs)...)
+		ips = append(ips, ip.IP)
+	}
+	if len(ips) > 1 {
+		dual, err := netutils.IsDualStackIPStrings(ips)
+		if err != nil {
+			errs = append(errs, field.InternalError(p, fmt.Errorf("failed to check for dual stack with error:%v", err)))
+		}
+		if !dual || len(ips) > 2 {
+			errs = append(errs, field.Invalid(p, internal{pod.Status.HostIPs}, "may specify no more than one IP for each IP family"))
 		}
 	}
 	return errs
@@ -442,8 +556,9 @@ func validatePodSpec(spec *corev1.PodSpec, podMeta *metav1.ObjectMeta, p *field.
 	if spec.ServiceAccountName != "" {
 		errs = append(errs, nameErrs(apimachineryvalidation.ValidateServiceAccountName, spec.ServiceAccountName, p.Child("serviceAccountName"))...)
 	}
-	if spec.DeprecatedServiceAccount != spec.ServiceAccountName { //nolint:staticcheck // kube keeps the alias in sync
-		errs = append(errs, field.Invalid(p.Child("deprecatedServiceAccount"), spec.DeprecatedServiceAccount, fmt.Sprintf("must be the same as serviceAccountName: %q", spec.ServiceAccountName))) //nolint:staticcheck // as above
+	// Defaulting keeps this alias equal to serviceAccountName.
+	if spec.DeprecatedServiceAccount != spec.ServiceAccountName {
+		errs = append(errs, field.Invalid(p.Child("deprecatedServiceAccount"), spec.DeprecatedServiceAccount, fmt.Sprintf("must be the same as serviceAccountName: %q", spec.ServiceAccountName)))
 	}
 	if spec.NodeName != "" {
 		errs = append(errs, nameErrs(apimachineryvalidation.NameIsDNSSubdomain, spec.NodeName, p.Child("nodeName"))...)
@@ -898,10 +1013,14 @@ func validateEphemeralVolume(e *corev1.EphemeralVolumeSource, p *field.Path, vol
 func validateTemplateObjectMeta(m *metav1.ObjectMeta, p *field.Path) field.ErrorList {
 	errs := apimachineryvalidation.ValidateAnnotations(m.Annotations, p.Child("annotations"))
 	errs = append(errs, metav1validation.ValidateLabels(m.Labels, p.Child("labels"))...)
-	rest := m.DeepCopy()
-	rest.Labels, rest.Annotations = nil, nil
-	if !apiequality.Semantic.DeepEqual(*rest, metav1.ObjectMeta{}) {
-		errs = append(errs, field.Forbidden(p, "cannot be set"))
+	// Every other field set is reported under its lower-cased Go name.
+	v := reflect.ValueOf(*m)
+	for i := 0; i < v.NumField(); i++ {
+		f := v.Type().Field(i)
+		if f.Name == "Labels" || f.Name == "Annotations" || v.Field(i).IsZero() {
+			continue
+		}
+		errs = append(errs, field.Forbidden(p.Child(strings.ToLower(f.Name[:1])+f.Name[1:]), "cannot be set"))
 	}
 	return errs
 }
@@ -1163,7 +1282,7 @@ func accumulateHostPorts(ctrs []corev1.Container, seen sets.Set[string], p *fiel
 			}
 			key := fmt.Sprintf("%s/%s/%d", port.Protocol, port.HostIP, port.HostPort)
 			if seen.Has(key) {
-				errs = append(errs, field.Duplicate(p.Index(ci).Child("ports").Index(pi), key))
+				errs = append(errs, field.Duplicate(p.Index(ci).Child("ports").Index(pi).Child("hostPort"), key))
 			} else {
 				seen.Insert(key)
 			}
@@ -1503,8 +1622,10 @@ func validateVolumeDevices(devices []corev1.VolumeDevice, mounts map[string]stri
 		if paths.Has(d.DevicePath) {
 			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "must be unique"))
 		}
-		if d.DevicePath != "" {
-			errs = append(errs, validatePathNoBacksteps(d.DevicePath, ip.Child("devicePath"))...)
+		if d.DevicePath != "" && len(validatePathNoBacksteps(d.DevicePath, ip)) > 0 {
+			errs = append(errs, field.Invalid(ip.Child("devicePath"), d.DevicePath, "can not contain backsteps ('..')"))
+		} else {
+			paths.Insert(d.DevicePath)
 		}
 		if _, ok := mounts[d.Name]; ok {
 			errs = append(errs, field.Invalid(ip.Child("name"), d.Name, "must not already exist in volumeMounts"))
@@ -1515,8 +1636,9 @@ func validateVolumeDevices(devices []corev1.VolumeDevice, mounts map[string]stri
 				break
 			}
 		}
-		paths.Insert(d.DevicePath)
-		names.Insert(d.Name)
+		if d.Name != "" {
+			names.Insert(d.Name)
+		}
 	}
 	return errs
 }
@@ -2005,6 +2127,7 @@ func validatePodSecurityContext(sc *corev1.PodSecurityContext, p *field.Path) fi
 		errs = append(errs, field.NotSupported(p.Child("fsGroupChangePolicy"), sc.FSGroupChangePolicy, []corev1.PodFSGroupChangePolicy{corev1.FSGroupChangeAlways, corev1.FSGroupChangeOnRootMismatch}))
 	}
 	errs = append(errs, validateSeccompProfile(sc.SeccompProfile, p.Child("seccompProfile"))...)
+	errs = append(errs, validateAppArmorProfile(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
 	if sc.SupplementalGroupsPolicy != nil && *sc.SupplementalGroupsPolicy != corev1.SupplementalGroupsPolicyMerge && *sc.SupplementalGroupsPolicy != corev1.SupplementalGroupsPolicyStrict {
 		errs = append(errs, field.NotSupported(p.Child("supplementalGroupsPolicy"), sc.SupplementalGroupsPolicy, []corev1.SupplementalGroupsPolicy{corev1.SupplementalGroupsPolicyMerge, corev1.SupplementalGroupsPolicyStrict}))
 	}
@@ -2071,7 +2194,7 @@ func validateSecurityContext(sc *corev1.SecurityContext, p *field.Path, hostUser
 			}
 		}
 	}
-	return errs
+	return append(errs, validateAppArmorProfile(sc.AppArmorProfile, p.Child("appArmorProfile"))...)
 }
 
 func validateAffinity(a *corev1.Affinity, p *field.Path) field.ErrorList {

@@ -1,0 +1,261 @@
+package etcdwriter
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
+	metavalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/request"
+	"github.com/kpipe/kpipe/internal/storage/store"
+)
+
+// minRequestTimeout is kube-apiserver's --min-request-timeout default: a
+// watch without timeoutSeconds lasts a random time between it and twice it.
+const minRequestTimeout = 1800 * time.Second
+
+// notAcceptableMsg is NegotiateOutput's 406, which kube also answers when
+// the chosen type (YAML) has no stream form.
+const notAcceptableMsg = "only the following media types are accepted: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+
+// watch serves a watch: list or single object, ?watch=true or a legacy
+// /watch/ path. Errors before the stream starts are returned to be answered
+// as a Status; once it has started, the stream just ends.
+func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
+	if info.Subresource != "" {
+		// kube routes no watch below an object.
+		return notFound()
+	}
+	if !res.HasVerb("watch") {
+		return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
+	}
+	out, err := api.NegotiateOutput(r, true)
+	if err != nil {
+		return err
+	}
+	if out.Info.StreamSerializer == nil {
+		return &apierrors.StatusError{ErrStatus: metav1.Status{
+			Status: metav1.StatusFailure, Code: http.StatusNotAcceptable,
+			Reason: metav1.StatusReasonNotAcceptable, Message: notAcceptableMsg,
+		}}
+	}
+	pred, opts, err := watchOptions(r, res, info)
+	if err != nil {
+		return err
+	}
+	if out.Table {
+		// Check includeObject before streaming, as kube does.
+		if err := checkTableOptions(r); err != nil {
+			return err
+		}
+	}
+	if !flushable(w) {
+		return apierrors.NewInternalError(fmt.Errorf("unable to start watch - can't get http.Flusher: %T", w))
+	}
+
+	timeout := time.Duration(0)
+	if opts.TimeoutSeconds != nil {
+		timeout = time.Duration(*opts.TimeoutSeconds) * time.Second
+	}
+	if timeout == 0 {
+		timeout = time.Duration(float64(minRequestTimeout) * (1 + rand.Float64()))
+	}
+	ctx, cancel := context.WithTimeout(r.Context(), timeout)
+	defer cancel()
+
+	// One named object is watched at its own key when the key is known,
+	// as kube's registry does; otherwise the predicate picks it out.
+	key, recursive := res.CollectionKey(wr.prefix, info.Namespace), true
+	if info.Name != "" && (!res.Namespaced || info.Namespace != "") {
+		key, recursive = res.Key(wr.prefix, info.Namespace, info.Name), false
+	}
+	wi, err := res.Store.Watch(ctx, key, store.ListOptions{
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Predicate:            pred,
+		Recursive:            recursive,
+		SendInitialEvents:    opts.SendInitialEvents,
+		ProgressNotify:       opts.AllowWatchBookmarks,
+	})
+	if err != nil {
+		return err
+	}
+	defer wi.Stop()
+
+	enc := newEventEncoder(r, res, out, w)
+	rc := http.NewResponseController(w)
+	mediaType := out.Info.MediaType
+	if mediaType != "application/json" {
+		mediaType += ";stream=watch"
+	}
+	w.Header().Set("Content-Type", mediaType)
+	w.Header().Set("Transfer-Encoding", "chunked")
+	w.WriteHeader(http.StatusOK)
+	if rc.Flush() != nil {
+		return nil
+	}
+
+	ch := wi.ResultChan()
+	for {
+		select {
+		case <-ctx.Done():
+			// The client left or timeoutSeconds passed.
+			return nil
+		case <-wr.stopping:
+			return nil
+		case ev, ok := <-ch:
+			if !ok {
+				return nil
+			}
+			if err := enc.encode(ev); err != nil {
+				return nil
+			}
+			// Flush once the events at hand are written, as kube does.
+			if len(ch) == 0 {
+				if rc.Flush() != nil {
+					return nil
+				}
+			}
+		}
+	}
+}
+
+// watchOptions reads the list parameters as list does, applies kube's
+// WatchList defaults and validation, and folds a name from the path or the
+// field selector into the predicate.
+func watchOptions(r *http.Request, res *api.Resource, info *request.RequestInfo) (store.Predicate, *metav1.ListOptions, error) {
+	pred, opts, err := listOptions(r, res)
+	if err != nil {
+		return pred, nil, err
+	}
+	pred.Limit, pred.Continue = 0, ""
+	// Only the fields defaulting and validation read.
+	in := internalversion.ListOptions{
+		Watch:                opts.Watch,
+		ResourceVersion:      opts.ResourceVersion,
+		ResourceVersionMatch: opts.ResourceVersionMatch,
+		Continue:             opts.Continue,
+		SendInitialEvents:    opts.SendInitialEvents,
+	}
+	internalversion.SetListOptionsDefaults(&in, true)
+	if errs := metavalidation.ValidateListOptions(&in, true); len(errs) > 0 {
+		return pred, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
+	}
+	opts.SendInitialEvents, opts.ResourceVersionMatch = in.SendInitialEvents, in.ResourceVersionMatch
+	if info.Name != "" {
+		if pred.Field != nil && !pred.Field.Empty() {
+			if got, ok := pred.Field.RequiresExactMatch("metadata.name"); !ok || got != info.Name {
+				return pred, nil, apierrors.NewBadRequest("fieldSelector metadata.name doesn't match requested name")
+			}
+		} else {
+			pred.Field = fields.OneTermEqualSelector("metadata.name", info.Name)
+		}
+	}
+	return pred, opts, nil
+}
+
+// checkTableOptions rejects Table parameters kube would not convert with.
+func checkTableOptions(r *http.Request) error {
+	var opts metav1.TableOptions
+	if err := api.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
+		return apierrors.NewBadRequest(err.Error())
+	}
+	switch errs := metav1validation.ValidateTableOptions(&opts); len(errs) {
+	case 0:
+		return nil
+	case 1:
+		return apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs[0].Error()))
+	default:
+		return apierrors.NewBadRequest(fmt.Sprintf("Unable to convert to Table as requested: %v", errs))
+	}
+}
+
+// flushable reports whether w, or a writer it wraps, can flush.
+func flushable(w http.ResponseWriter) bool {
+	for {
+		if _, ok := w.(http.Flusher); ok {
+			return true
+		}
+		u, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			return false
+		}
+		w = u.Unwrap()
+	}
+}
+
+// eventEncoder writes watch events as metav1.WatchEvent frames: the object
+// encoded in the negotiated form (or as a Table), wrapped in the event by
+// the stream serializer, one frame per event.
+type eventEncoder struct {
+	r      *http.Request
+	res    *api.Resource
+	table  bool
+	object runtime.Encoder
+	event  runtime.Encoder
+	frames io.Writer
+	// headed is set once a Table event went out: later ones carry no
+	// column definitions.
+	headed bool
+	objBuf bytes.Buffer
+	evBuf  bytes.Buffer
+}
+
+func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Writer) *eventEncoder {
+	gv := res.GroupVersion
+	if out.Table {
+		gv = metaV1
+	}
+	stream := out.Info.StreamSerializer
+	return &eventEncoder{
+		r:      r,
+		res:    res,
+		table:  out.Table,
+		object: api.Codecs.EncoderForVersion(out.Info.Serializer, gv),
+		event:  api.Codecs.EncoderForVersion(stream.Serializer, res.GroupVersion),
+		frames: stream.Framer.NewFrameWriter(w),
+	}
+}
+
+func (e *eventEncoder) encode(ev watch.Event) error {
+	obj := ev.Object
+	if e.table {
+		// ERROR events keep their Status.
+		if _, isStatus := obj.(*metav1.Status); !isStatus {
+			t, err := toTable(e.r, e.res, obj)
+			if err != nil {
+				return err
+			}
+			if e.headed {
+				t.ColumnDefinitions = nil
+			}
+			obj = t
+		}
+		e.headed = true
+	}
+	e.objBuf.Reset()
+	if err := e.object.Encode(obj, &e.objBuf); err != nil {
+		return err
+	}
+	e.evBuf.Reset()
+	if err := e.event.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: e.objBuf.Bytes()}}, &e.evBuf); err != nil {
+		return err
+	}
+	// One write per frame: the protobuf framer prefixes each write's length.
+	_, err := e.frames.Write(e.evBuf.Bytes())
+	return err
+}
