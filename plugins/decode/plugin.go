@@ -1,5 +1,6 @@
-// Package decode is the decode stage. So far it enforces the request body
-// limit, so no later stage reads more than maxRequestBodyBytes of a body.
+// Package decode is the decode stage: the body limit, and the Operation a
+// write works on (options, the decoded and defaulted object, the live
+// object, patches applied to it).
 package decode
 
 import (
@@ -36,7 +37,7 @@ func Register(r *pipeline.Registry) {
 	r.MustRegister(pipeline.Plugin{
 		Name:        Name,
 		Kind:        pipeline.KindStage,
-		Description: "reads the request body, rejecting one over maxRequestBodyBytes with 413.",
+		Description: "reads the body (413 past maxRequestBodyBytes) and builds the write's Operation: options, decoding, patches, defaults, live object.",
 		Config:      func() any { return defaultConfig() },
 		New:         func(cfg any) (any, error) { return newDecoder(cfg.(*Config)), nil },
 		Requires:    []string{"request-info"},

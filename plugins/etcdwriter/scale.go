@@ -87,11 +87,7 @@ func (wr *Writer) getScale(w http.ResponseWriter, r *http.Request, res *api.Reso
 // updateScale writes spec.replicas of the parent, with the Scale's
 // resourceVersion as precondition when it has one.
 func (wr *Writer) updateScale(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
-	op, err := operation(r)
-	if err != nil {
-		return err
-	}
-	out, err := api.NegotiateOutput(r, false)
+	op, out, err := writeSetup(r)
 	if err != nil {
 		return err
 	}

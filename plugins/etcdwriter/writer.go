@@ -95,7 +95,7 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	case "deletecollection":
 		return wr.deleteCollection(w, r, res, info)
 	}
-	// watch and patch come with the next milestone.
+	// Connect subresources (exec, attach, proxy) are not served.
 	return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
 }
 
@@ -139,11 +139,7 @@ func (wr *Writer) list(w http.ResponseWriter, r *http.Request, res *api.Resource
 }
 
 func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
-	op, err := operation(r)
-	if err != nil {
-		return err
-	}
-	out, err := api.NegotiateOutput(r, false)
+	op, out, err := writeSetup(r)
 	if err != nil {
 		return err
 	}
@@ -194,11 +190,7 @@ func beingDeleted(ctx context.Context, res *api.Resource, key string, err error)
 }
 
 func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
-	op, err := operation(r)
-	if err != nil {
-		return err
-	}
-	out, err := api.NegotiateOutput(r, false)
+	op, out, err := writeSetup(r)
 	if err != nil {
 		return err
 	}
@@ -260,11 +252,7 @@ func conflict(res *api.Resource, name string) error {
 }
 
 func (wr *Writer) delete(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
-	op, err := operation(r)
-	if err != nil {
-		return err
-	}
-	out, err := api.NegotiateOutput(r, false)
+	op, out, err := writeSetup(r)
 	if err != nil {
 		return err
 	}
@@ -315,11 +303,7 @@ func (wr *Writer) markDeleted(w http.ResponseWriter, r *http.Request, op *reques
 }
 
 func (wr *Writer) deleteCollection(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
-	op, err := operation(r)
-	if err != nil {
-		return err
-	}
-	out, err := api.NegotiateOutput(r, false)
+	op, out, err := writeSetup(r)
 	if err != nil {
 		return err
 	}
@@ -386,6 +370,17 @@ func preconditions(o *metav1.DeleteOptions) *store.Preconditions {
 		return nil
 	}
 	return &store.Preconditions{UID: o.Preconditions.UID, ResourceVersion: o.Preconditions.ResourceVersion}
+}
+
+// writeSetup is what every write starts with: its Operation and the
+// negotiated response form.
+func writeSetup(r *http.Request) (*request.Operation, api.Output, error) {
+	op, err := operation(r)
+	if err != nil {
+		return nil, api.Output{}, err
+	}
+	out, err := api.NegotiateOutput(r, false)
+	return op, out, err
 }
 
 // operation is the Operation decode built for this write.
