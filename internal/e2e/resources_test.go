@@ -389,3 +389,28 @@ func TestTableAndProtobufOutput(t *testing.T) {
 	_, m := get(t, c, ts.URL()+"/metrics")
 	mustContain(t, "/metrics", m, `etcd_request_duration_seconds_bucket{group="",operation="create",resource="configmaps"`, `apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"}`)
 }
+
+func TestFinalizersHoldDeletion(t *testing.T) {
+	_, cs := apiServer(t)
+	ctx := context.Background()
+	namespace(t, cs, "fin")
+	cms := cs.CoreV1().ConfigMaps("fin")
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := cms.Delete(ctx, "held", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := cms.Get(ctx, "held", metav1.GetOptions{})
+	if err != nil || got.DeletionTimestamp == nil || got.DeletionGracePeriodSeconds == nil {
+		t.Fatalf("after delete with a finalizer: %v %+v", err, got)
+	}
+	// An update may not clear deletionTimestamp; removing the last
+	// finalizer removes the object.
+	got.Finalizers = nil
+	if _, err := cms.Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatalf("removing the finalizer: %v", err)
+	}
+	_, err = cms.Get(ctx, "held", metav1.GetOptions{})
+	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "held" not found`)
+}

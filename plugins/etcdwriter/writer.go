@@ -214,6 +214,21 @@ func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resour
 		ttl = &t
 	}
 	key := res.Key(wr.prefix, op.Namespace, op.Name)
+	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !hasSpecFinalizers(op.Object) {
+		// The update removed the last finalizer of an object being
+		// deleted: it goes now, on the revision the stages saw, as kube's
+		// store deletes during such an update.
+		deleted := res.New()
+		err := res.Store.Delete(r.Context(), key, deleted, &store.Preconditions{ResourceVersion: &liveRV}, nil)
+		if apierrors.IsConflict(err) && op.Unconditional {
+			op.Retry = true
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		return respondWrite(w, r, op, out, http.StatusOK, res, deleted)
+	}
 	stored := res.New()
 	stale := false
 	tracing.Event(r.Context(), "About to store object in database")
