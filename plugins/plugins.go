@@ -24,6 +24,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/maxinflight"
 	"github.com/kpipe/kpipe/plugins/panicrecovery"
 	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
+	"github.com/kpipe/kpipe/plugins/poststarthook/namespacecontroller"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
 	"github.com/kpipe/kpipe/plugins/validate"
@@ -55,6 +56,7 @@ func Registry() *pipeline.Registry {
 		etcdwriter.Register,
 		namespacelifecycle.Register,
 		bootstrap.Register,
+		namespacecontroller.Register,
 	} {
 		register(r)
 	}

@@ -59,6 +59,9 @@ type Subresource struct {
 	Kind         string
 	GroupVersion schema.GroupVersion
 	Verbs        []string
+	// Strategy of writes to the subresource; nil means GenericStatus for
+	// status.
+	Strategy StatusStrategy
 }
 
 // GroupVersionKind of the resource's objects.

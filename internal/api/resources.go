@@ -9,6 +9,9 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"github.com/kpipe/kpipe/internal/api/validation"
 )
 
 // Verbs of a resource with the whole of kube's API.
@@ -47,7 +50,7 @@ func Resources(o Options) []*Resource {
 	return []*Resource{
 		{GroupVersion: coreV1, Name: "namespaces", ReturnDeletedObject: true, SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"},
 			Verbs:        []string{"create", "delete", "get", "list", "patch", "update", "watch"},
-			Subresources: subs(status(coreV1, "Namespace"), &Subresource{Name: "finalize", Kind: "Namespace", GroupVersion: coreV1, Verbs: []string{"update"}}),
+			Subresources: subs(status(coreV1, "Namespace"), &Subresource{Name: "finalize", Kind: "Namespace", GroupVersion: coreV1, Verbs: []string{"update"}, Strategy: namespaceFinalize{}}),
 			Strategy:     Generic{HasStatus: true, Create: createNamespace, Update: updateNamespace},
 			FieldAttrs: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
@@ -157,6 +160,20 @@ func mergeStringData(obj runtime.Object) {
 		sec.Data[k] = []byte(v)
 	}
 	sec.StringData = nil
+}
+
+// namespaceFinalize is /finalize: only spec.finalizers change.
+type namespaceFinalize struct{}
+
+func (namespaceFinalize) PrepareForUpdate(obj, old runtime.Object) {
+	ns, o := obj.(*corev1.Namespace), old.(*corev1.Namespace)
+	finalizers := ns.Spec.Finalizers
+	*ns = *o.DeepCopy()
+	ns.Spec.Finalizers = finalizers
+}
+
+func (namespaceFinalize) ValidateUpdate(obj, old runtime.Object) field.ErrorList {
+	return validation.ValidateUpdate(obj, old)
 }
 
 // createPod starts a pod Pending with its QoS class, as kube's pod strategy.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -299,10 +300,21 @@ func TestDeploymentGenerationStatusAndScale(t *testing.T) {
 	}
 }
 
-func TestNamespaceDeleteTurnsTerminating(t *testing.T) {
+func TestNamespaceDeletion(t *testing.T) {
 	_, cs := apiServer(t)
 	ctx := context.Background()
 	namespace(t, cs, "going")
+	// A held object keeps the namespace Terminating while the test looks.
+	held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}
+	if _, err := cs.CoreV1().ConfigMaps("going").Create(ctx, held, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 50; i++ {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%d", i)}}
+		if _, err := cs.CoreV1().ConfigMaps("going").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := cs.CoreV1().Namespaces().Delete(ctx, "going", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -312,6 +324,24 @@ func TestNamespaceDeleteTurnsTerminating(t *testing.T) {
 	}
 	_, err = cs.CoreV1().ConfigMaps("going").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
 	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `configmaps "late" is forbidden: unable to create new content in namespace going because it is being terminated`)
+
+	// The namespace controller empties it; the held object waits.
+	eventually(t, 20*time.Second, "the namespace's objects to be deleted", func() bool {
+		list, err := cs.CoreV1().ConfigMaps("going").List(ctx, metav1.ListOptions{})
+		return err == nil && len(list.Items) == 1 && list.Items[0].DeletionTimestamp != nil
+	})
+	got, err := cs.CoreV1().ConfigMaps("going").Get(ctx, "held", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got.Finalizers = nil
+	if _, err := cs.CoreV1().ConfigMaps("going").Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 20*time.Second, "the namespace to be removed", func() bool {
+		_, err := cs.CoreV1().Namespaces().Get(ctx, "going", metav1.GetOptions{})
+		return apierrors.IsNotFound(err)
+	})
 }
 
 func TestEventsExpireThroughLeases(t *testing.T) {

@@ -273,10 +273,9 @@ func (wr *Writer) delete(w http.ResponseWriter, r *http.Request, res *api.Resour
 	}
 	key := res.Key(wr.prefix, op.Namespace, op.Name)
 	pre := preconditions(op.DeleteOptions)
-	m, _ := meta.Accessor(op.Old)
 	// Objects with finalizers, and namespaces, are marked for deletion and
 	// stay until their finalizers are removed.
-	if len(m.GetFinalizers()) > 0 || hasSpecFinalizers(op.Old) {
+	if held(op.Old) {
 		return wr.markDeleted(w, r, op, out, res, key, pre)
 	}
 	if op.DryRun {
@@ -292,29 +291,44 @@ func (wr *Writer) delete(w http.ResponseWriter, r *http.Request, res *api.Resour
 // markDeleted sets deletionTimestamp on an object with finalizers, as
 // kube's graceful deletion does; a namespace also turns Terminating.
 func (wr *Writer) markDeleted(w http.ResponseWriter, r *http.Request, op *request.Operation, out api.Output, res *api.Resource, key string, pre *store.Preconditions) error {
-	mark := func(obj runtime.Object) {
-		m, _ := meta.Accessor(obj)
-		if m.GetDeletionTimestamp() == nil {
-			now := metav1.NewTime(time.Now().Truncate(time.Second))
-			m.SetDeletionTimestamp(&now)
-			zero := int64(0)
-			m.SetDeletionGracePeriodSeconds(&zero)
-		}
-		markTerminating(obj)
-	}
 	if op.DryRun {
-		mark(op.Old)
+		markForDeletion(op.Old)
 		return respond(w, r, out, http.StatusOK, res, op.Old)
 	}
-	stored := res.New()
-	err := res.Store.GuaranteedUpdate(r.Context(), key, stored, false, pre, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
-		mark(current)
-		return current, nil, nil
-	})
+	stored, err := markStored(r.Context(), res, key, pre)
 	if err != nil {
 		return err
 	}
 	return respond(w, r, out, http.StatusOK, res, stored)
+}
+
+// markForDeletion sets deletionTimestamp (once) and, on a namespace, the
+// Terminating phase.
+func markForDeletion(obj runtime.Object) {
+	m, _ := meta.Accessor(obj)
+	if m.GetDeletionTimestamp() == nil {
+		now := metav1.NewTime(time.Now().Truncate(time.Second))
+		m.SetDeletionTimestamp(&now)
+		zero := int64(0)
+		m.SetDeletionGracePeriodSeconds(&zero)
+	}
+	markTerminating(obj)
+}
+
+// markStored marks the stored object at key for deletion.
+func markStored(ctx context.Context, res *api.Resource, key string, pre *store.Preconditions) (runtime.Object, error) {
+	stored := res.New()
+	err := res.Store.GuaranteedUpdate(ctx, key, stored, false, pre, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
+		markForDeletion(current)
+		return current, nil, nil
+	})
+	return stored, err
+}
+
+// held reports an object its finalizers keep after a delete.
+func held(obj runtime.Object) bool {
+	m, err := meta.Accessor(obj)
+	return err == nil && len(m.GetFinalizers()) > 0 || hasSpecFinalizers(obj)
 }
 
 func (wr *Writer) deleteCollection(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
@@ -346,6 +360,16 @@ func (wr *Writer) deleteCollection(w http.ResponseWriter, r *http.Request, res *
 			continue
 		}
 		key := res.Key(wr.prefix, m.GetNamespace(), m.GetName())
+		if held(item) {
+			marked, err := markStored(r.Context(), res, key, preconditions(op.DeleteOptions))
+			if err != nil && !apierrors.IsNotFound(err) {
+				return err
+			}
+			if err == nil {
+				deleted = append(deleted, marked)
+			}
+			continue
+		}
 		gone := res.New()
 		if err := res.Store.Delete(r.Context(), key, gone, preconditions(op.DeleteOptions), nil); err != nil {
 			if apierrors.IsNotFound(err) {

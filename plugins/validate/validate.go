@@ -104,8 +104,11 @@ func beforeUpdate(op *request.Operation) error {
 	dedupOwnerReferences(op, m)
 
 	var errs field.ErrorList
-	if op.Subresource == "status" {
-		st := api.GenericStatus{}
+	if sub := res.Subresources[op.Subresource]; sub != nil {
+		var st api.StatusStrategy = api.GenericStatus{}
+		if sub.Strategy != nil {
+			st = sub.Strategy
+		}
 		st.PrepareForUpdate(op.Object, op.Old)
 		errs = st.ValidateUpdate(op.Object, op.Old)
 	} else {
