@@ -4,7 +4,9 @@ package admission
 
 import (
 	"context"
+	"net/http"
 
+	"github.com/kpipe/kpipe/internal/api/status"
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -49,4 +51,26 @@ func OperationOf(verb string) string {
 		return Delete
 	}
 	return ""
+}
+
+// Handler runs plugins in order on every write that has an Operation; the
+// first error answers as a Status. It is the whole of both admission
+// stages, which differ only in what they call.
+func Handler[P any](plugins []P, call func(p P, ctx context.Context, a *Attributes) error, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		op, ok := request.OperationFrom(r.Context())
+		info, _ := request.InfoFrom(r.Context())
+		if !ok || info == nil || len(plugins) == 0 {
+			next.ServeHTTP(w, r)
+			return
+		}
+		a := &Attributes{Operation: OperationOf(info.Verb), Info: info, Op: op}
+		for _, p := range plugins {
+			if err := call(p, r.Context(), a); err != nil {
+				status.Write(w, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -3,12 +3,11 @@
 package mutating
 
 import (
+	"context"
 	"net/http"
 
 	"github.com/kpipe/kpipe/internal/admission"
-	"github.com/kpipe/kpipe/internal/api/status"
 	"github.com/kpipe/kpipe/internal/pipeline"
-	"github.com/kpipe/kpipe/internal/request"
 )
 
 // Name is the stage's name in apiserver.yaml.
@@ -45,20 +44,7 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		op, ok := request.OperationFrom(r.Context())
-		info, _ := request.InfoFrom(r.Context())
-		if !ok || info == nil || len(s.plugins) == 0 {
-			next.ServeHTTP(w, r)
-			return
-		}
-		a := &admission.Attributes{Operation: admission.OperationOf(info.Verb), Info: info, Op: op}
-		for _, p := range s.plugins {
-			if err := p.Admit(r.Context(), a); err != nil {
-				status.Write(w, err)
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+	return admission.Handler(s.plugins, func(p admission.Mutator, ctx context.Context, a *admission.Attributes) error {
+		return p.Admit(ctx, a)
+	}, next)
 }
