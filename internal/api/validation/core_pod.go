@@ -813,27 +813,24 @@ func validateUserID(user *int64, p *field.Path) field.ErrorList {
 }
 
 func validateSecretVolume(s *corev1.SecretVolumeSource, p *field.Path) field.ErrorList {
-	var errs field.ErrorList
-	if s.SecretName == "" {
-		errs = append(errs, field.Required(p.Child("secretName"), ""))
-	}
-	errs = append(errs, validateFileMode(s.DefaultMode, 0777, fileModeErrorMsg, p.Child("defaultMode"))...)
-	errs = append(errs, validateUserID(s.DefaultUser, p.Child("defaultUser"))...)
-	for i := range s.Items {
-		errs = append(errs, validateKeyToPath(&s.Items[i], p.Child("items").Index(i))...)
-	}
-	return errs
+	return validateKeyVolume(s.SecretName, p.Child("secretName"), s.DefaultMode, s.DefaultUser, s.Items, p)
 }
 
 func validateConfigMapVolume(s *corev1.ConfigMapVolumeSource, p *field.Path) field.ErrorList {
+	return validateKeyVolume(s.Name, p.Child("name"), s.DefaultMode, s.DefaultUser, s.Items, p)
+}
+
+// validateKeyVolume checks what secret and configMap volumes share: a
+// source name, the default mode and user, and the key-to-path items.
+func validateKeyVolume(name string, namePath *field.Path, mode *int32, user *int64, items []corev1.KeyToPath, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
-	if s.Name == "" {
-		errs = append(errs, field.Required(p.Child("name"), ""))
+	if name == "" {
+		errs = append(errs, field.Required(namePath, ""))
 	}
-	errs = append(errs, validateFileMode(s.DefaultMode, 0777, fileModeErrorMsg, p.Child("defaultMode"))...)
-	errs = append(errs, validateUserID(s.DefaultUser, p.Child("defaultUser"))...)
-	for i := range s.Items {
-		errs = append(errs, validateKeyToPath(&s.Items[i], p.Child("items").Index(i))...)
+	errs = append(errs, validateFileMode(mode, 0777, fileModeErrorMsg, p.Child("defaultMode"))...)
+	errs = append(errs, validateUserID(user, p.Child("defaultUser"))...)
+	for i := range items {
+		errs = append(errs, validateKeyToPath(&items[i], p.Child("items").Index(i))...)
 	}
 	return errs
 }
