@@ -17,6 +17,7 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 )
 
@@ -174,6 +175,9 @@ type Shared struct {
 	Resources *api.Registry
 	// StoragePrefix is the root of every etcd key (/registry).
 	StoragePrefix string
+	// Authorizer is the authorization stage's current decision, for
+	// impersonation and the access review APIs.
+	Authorizer *auth.Holder
 }
 
 // Register registers c on the env's registry, or returns the collector

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
@@ -216,6 +217,7 @@ func (s *Server) startPipeline(context.Context) error {
 			Stopping:      s.stopping,
 			Resources:     s.resources,
 			StoragePrefix: s.cfg.Storage.Prefix,
+			Authorizer:    &auth.Holder{},
 		},
 		Next:        routes,
 		OnProvision: s.onProvision,

@@ -74,6 +74,9 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 		Name:      "decisions_total",
 		Help:      "Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.",
 	}, []string{"type", "name", "decision"}))
+	if env.Shared != nil {
+		env.Shared.Authorizer.Set(s)
+	}
 	return nil
 }
 
