@@ -76,7 +76,11 @@ type Storage struct {
 	Prefix string `koanf:"prefix"`
 	// EventTTL is how long Events live, through etcd leases.
 	EventTTL Duration `koanf:"eventTTL"`
-	Etcd     Etcd     `koanf:"etcd"`
+	// EncryptionProviderConfig is kube's EncryptionConfiguration file:
+	// which resources are encrypted at rest, and with which keys. Empty
+	// stores everything in plaintext.
+	EncryptionProviderConfig string `koanf:"encryptionProviderConfig"`
+	Etcd                     Etcd   `koanf:"etcd"`
 }
 
 // Etcd says where etcd is. No endpoints means an embedded etcd under stateDir/etcd.

@@ -7,6 +7,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/server"
 	"github.com/kpipe/kpipe/plugins"
 )
 
@@ -18,6 +19,9 @@ func newConfigCommand() *cobra.Command {
 	cmd.AddCommand(
 		configSubcommand("validate", "Check a config file, pipeline included, without starting anything", func(cmd *cobra.Command, l *config.Loaded) error {
 			if _, err := plugins.Registry().Plan(l.Config); err != nil {
+				return l.Attribute(err)
+			}
+			if _, err := server.LoadEncryption(l.Config); err != nil {
 				return l.Attribute(err)
 			}
 			name := l.File

@@ -181,7 +181,11 @@ func (s *Server) startStorage(ctx context.Context) error {
 	}
 	s.backend = b
 	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
-	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"))
+	enc, err := LoadEncryption(s.cfg)
+	if err != nil {
+		return err
+	}
+	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"), enc.For)
 	s.goBackground(s.countObjects)
 	return nil
 }

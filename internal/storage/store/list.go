@@ -78,7 +78,7 @@ func (s *Store) GetList(ctx context.Context, key string, opts ListOptions, listO
 			}
 			lastKey = string(kv.Key)
 			obj := s.newFunc()
-			if err := s.decode(kv.Value, obj, kv.ModRevision); err != nil {
+			if err := s.decodeStored(ctx, kv.Value, string(kv.Key), obj, kv.ModRevision); err != nil {
 				return err
 			}
 			if ok, err := pred.Matches(obj); err == nil && ok {

@@ -176,6 +176,8 @@ type Store struct {
 	metrics *metrics
 	log     *zap.Logger
 
+	transformer Transformer
+
 	requestTimeout   time.Duration
 	maxUpdateRetries int
 	watchSendTimeout time.Duration
@@ -378,6 +380,10 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	}
 	ctx, cancel := s.reqCtx(ctx)
 	defer cancel()
+	stored, err := s.toStorage(ctx, data, k)
+	if err != nil {
+		return err
+	}
 	var lease clientv3.LeaseID
 	if ttl > 0 {
 		if lease, err = s.leases.get(ctx, ttl); err != nil {
@@ -387,7 +393,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	start := time.Now()
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(data), clientv3.WithLease(lease))).
+		Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
 		Commit()
 	s.metrics.observe("create", s.gr, start, err)
 	if err != nil {
@@ -433,19 +439,21 @@ func (s *Store) Get(ctx context.Context, key string, opts GetOptions, out runtim
 		return apierrors.NewNotFound(s.gr, nameOf(k))
 	}
 	kv := resp.Kvs[0]
-	return s.decode(kv.Value, out, kv.ModRevision)
+	return s.decodeStored(ctx, kv.Value, k, out, kv.ModRevision)
 }
 
 // state is an object as last read from etcd. rev is 0 when it does not
-// exist; data is the stored bytes, compared to skip no-op writes.
+// exist; data is the plaintext, compared to skip no-op writes, unless the
+// stored value is stale (written with an old encryption key).
 type state struct {
-	obj  runtime.Object
-	rev  int64
-	data []byte
+	obj   runtime.Object
+	rev   int64
+	data  []byte
+	stale bool
 }
 
 // readState turns a key's value (nil when absent) into a state.
-func (s *Store) readState(value []byte, rev int64, exists, ignoreNotFound bool, key string) (*state, error) {
+func (s *Store) readState(ctx context.Context, value []byte, rev int64, exists, ignoreNotFound bool, key string) (*state, error) {
 	st := &state{obj: s.newFunc()}
 	if !exists {
 		if !ignoreNotFound {
@@ -453,8 +461,12 @@ func (s *Store) readState(value []byte, rev int64, exists, ignoreNotFound bool, 
 		}
 		return st, nil
 	}
-	st.rev, st.data = rev, value
-	if err := s.decode(value, st.obj, rev); err != nil {
+	data, stale, err := s.fromStorage(ctx, value, key)
+	if err != nil {
+		return nil, err
+	}
+	st.rev, st.data, st.stale = rev, data, stale
+	if err := s.decode(data, st.obj, rev); err != nil {
 		return nil, err
 	}
 	return st, nil
@@ -468,22 +480,22 @@ func (s *Store) currentState(ctx context.Context, key string, ignoreNotFound boo
 		return nil, err
 	}
 	if len(resp.Kvs) == 0 {
-		return s.readState(nil, 0, false, ignoreNotFound, key)
+		return s.readState(ctx, nil, 0, false, ignoreNotFound, key)
 	}
-	return s.readState(resp.Kvs[0].Value, resp.Kvs[0].ModRevision, true, ignoreNotFound, key)
+	return s.readState(ctx, resp.Kvs[0].Value, resp.Kvs[0].ModRevision, true, ignoreNotFound, key)
 }
 
 // stateFromTxn reads the current value that a failed transaction's Else
 // branch fetched, saving a round trip on conflict.
-func (s *Store) stateFromTxn(resp *clientv3.TxnResponse, key string, ignoreNotFound bool) (*state, error) {
+func (s *Store) stateFromTxn(ctx context.Context, resp *clientv3.TxnResponse, key string, ignoreNotFound bool) (*state, error) {
 	if len(resp.Responses) == 0 || resp.Responses[0].GetResponseRange() == nil {
 		return nil, apierrors.NewInternalError(errors.New("transaction failed without the current value"))
 	}
 	kvs := resp.Responses[0].GetResponseRange().Kvs
 	if len(kvs) == 0 {
-		return s.readState(nil, 0, false, ignoreNotFound, key)
+		return s.readState(ctx, nil, 0, false, ignoreNotFound, key)
 	}
-	return s.readState(kvs[0].Value, kvs[0].ModRevision, true, ignoreNotFound, key)
+	return s.readState(ctx, kvs[0].Value, kvs[0].ModRevision, true, ignoreNotFound, key)
 }
 
 // GuaranteedUpdate implements Interface.
@@ -513,8 +525,12 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		}
 		// kube skips writes that change nothing, so no-op updates do
 		// not bump the resourceVersion or wake watchers.
-		if st.rev != 0 && bytes.Equal(data, st.data) {
+		if st.rev != 0 && !st.stale && bytes.Equal(data, st.data) {
 			return s.decode(st.data, out, st.rev)
+		}
+		stored, err := s.toStorage(ctx, data, k)
+		if err != nil {
+			return err
 		}
 		var lease clientv3.LeaseID
 		if ttl != nil && *ttl > 0 {
@@ -525,7 +541,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		start := time.Now()
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", st.rev)).
-			Then(clientv3.OpPut(k, string(data), clientv3.WithLease(lease))).
+			Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
 			Else(clientv3.OpGet(k)).
 			Commit()
 		s.metrics.observe("update", s.gr, start, err)
@@ -538,7 +554,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		if attempt >= s.maxUpdateRetries {
 			return apierrors.NewConflict(s.gr, name, errors.New(optimisticLockMsg))
 		}
-		if st, err = s.stateFromTxn(resp, k, ignoreNotFound); err != nil {
+		if st, err = s.stateFromTxn(ctx, resp, k, ignoreNotFound); err != nil {
 			return err
 		}
 	}
@@ -586,7 +602,7 @@ func (s *Store) Delete(ctx context.Context, key string, out runtime.Object, pre 
 		if attempt >= s.maxUpdateRetries {
 			return apierrors.NewConflict(s.gr, name, errors.New(optimisticLockMsg))
 		}
-		if st, err = s.stateFromTxn(resp, k, false); err != nil {
+		if st, err = s.stateFromTxn(ctx, resp, k, false); err != nil {
 			return err
 		}
 	}

@@ -190,7 +190,7 @@ func (w *watcher) sync() (int64, error) {
 		}
 		for _, kv := range resp.Kvs {
 			obj := w.s.newFunc()
-			if err := w.s.decode(kv.Value, obj, kv.ModRevision); err != nil {
+			if err := w.s.decodeStored(w.ctx, kv.Value, string(kv.Key), obj, kv.ModRevision); err != nil {
 				return 0, err
 			}
 			if w.matches(obj) {
@@ -225,13 +225,13 @@ func (w *watcher) transform(e *clientv3.Event) (*watch.Event, error) {
 	var cur, old runtime.Object
 	if !deleted {
 		cur = w.s.newFunc()
-		if err := w.s.decode(e.Kv.Value, cur, rev); err != nil {
+		if err := w.s.decodeStored(w.ctx, e.Kv.Value, string(e.Kv.Key), cur, rev); err != nil {
 			return nil, err
 		}
 	}
 	if e.PrevKv != nil && (deleted || !w.pred.Empty()) {
 		old = w.s.newFunc()
-		if err := w.s.decode(e.PrevKv.Value, old, rev); err != nil {
+		if err := w.s.decodeStored(w.ctx, e.PrevKv.Value, string(e.PrevKv.Key), old, rev); err != nil {
 			return nil, err
 		}
 	}
