@@ -34,6 +34,6 @@ stages in apiserver.yaml; run without a subcommand, it serves.`,
 	}
 	// `apiserver --secure-port 7443` serves, as kube-apiserver does.
 	root.Flags().AddFlagSet(serve.Flags())
-	root.AddCommand(serve, newConfigCommand(), newPluginsCommand(), newVersionCommand())
+	root.AddCommand(serve, newConfigCommand(), newPluginsCommand(), newPKICommand(), newEtcdCommand(), newVersionCommand())
 	return root
 }

@@ -23,6 +23,7 @@ import (
 type process struct {
 	cmd     *exec.Cmd
 	dir     string
+	port    string
 	mu      sync.Mutex
 	logs    []map[string]any
 	exited  chan error
@@ -33,7 +34,7 @@ func startBinary(t *testing.T, args ...string) *process {
 	t.Helper()
 	ln, port := freePort(t)
 	ln.Close()
-	p := &process{dir: t.TempDir(), exited: make(chan error, 1), logDone: make(chan struct{})}
+	p := &process{dir: t.TempDir(), port: port, exited: make(chan error, 1), logDone: make(chan struct{})}
 	p.cmd = exec.Command(binary(t), append([]string{"--state-dir", p.dir, "--bind-address", "127.0.0.1", "--secure-port", port}, args...)...)
 	p.cmd.Dir = p.dir // no apiserver.yaml here: run on defaults
 	stderr, err := p.cmd.StderrPipe()

@@ -181,22 +181,7 @@ func (a *Authority) issue(tmpl *x509.Certificate, validity time.Duration) ([]byt
 // IssueServing makes an in-memory serving certificate for hosts (DNS names
 // and IP literals, mixed).
 func (a *Authority) IssueServing(hosts []string, validity time.Duration) (tls.Certificate, error) {
-	dns, ips := splitHosts(hosts)
-	if len(dns)+len(ips) == 0 {
-		return tls.Certificate{}, errors.New("certs: serving certificate needs at least one host")
-	}
-	var cn string
-	if len(dns) > 0 {
-		cn = dns[0]
-	} else {
-		cn = ips[0].String()
-	}
-	der, key, err := a.issue(&x509.Certificate{
-		Subject:     pkix.Name{CommonName: cn},
-		DNSNames:    dns,
-		IPAddresses: ips,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-	}, validity)
+	der, key, err := a.issueHosts(hosts, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}, validity)
 	if err != nil {
 		return tls.Certificate{}, err
 	}
@@ -205,6 +190,39 @@ func (a *Authority) IssueServing(hosts []string, validity time.Duration) (tls.Ce
 		return tls.Certificate{}, fmt.Errorf("certs: parse new certificate: %w", err)
 	}
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: leaf}, nil
+}
+
+// issuePEM is issueHosts encoded as PEM.
+func (a *Authority) issuePEM(hosts []string, usages []x509.ExtKeyUsage, validity time.Duration) (certPEM, keyPEM []byte, err error) {
+	der, key, err := a.issueHosts(hosts, usages, validity)
+	if err != nil {
+		return nil, nil, err
+	}
+	if keyPEM, err = encodeKey(key); err != nil {
+		return nil, nil, err
+	}
+	return encodeCert(der), keyPEM, nil
+}
+
+// issueHosts signs a certificate for hosts (DNS names and IP literals,
+// mixed) with the given usages; the CN is the first host.
+func (a *Authority) issueHosts(hosts []string, usages []x509.ExtKeyUsage, validity time.Duration) ([]byte, *ecdsa.PrivateKey, error) {
+	dns, ips := splitHosts(hosts)
+	if len(dns)+len(ips) == 0 {
+		return nil, nil, errors.New("certs: serving certificate needs at least one host")
+	}
+	var cn string
+	if len(dns) > 0 {
+		cn = dns[0]
+	} else {
+		cn = ips[0].String()
+	}
+	return a.issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: cn},
+		DNSNames:    dns,
+		IPAddresses: ips,
+		ExtKeyUsage: usages,
+	}, validity)
 }
 
 // IssueClient makes a client certificate with CN=cn and O=orgs, which

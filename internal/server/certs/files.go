@@ -189,3 +189,28 @@ func writeFileAtomic(path string, data []byte, mode os.FileMode) (err error) {
 	}
 	return nil
 }
+
+// EnsurePeer is EnsureServing for a certificate that both serves and
+// authenticates as a client, as etcd members need for peer traffic.
+func (a *Authority) EnsurePeer(dir, name string, hosts []string) (certFile, keyFile string, err error) {
+	certFile, keyFile = pairPaths(dir, name)
+	ok, err := a.reusable(certFile, keyFile, x509.ExtKeyUsageClientAuth, func(c *x509.Certificate) bool {
+		if !slices.Contains(c.ExtKeyUsage, x509.ExtKeyUsageServerAuth) {
+			return false
+		}
+		for _, h := range hosts {
+			if h != "" && c.VerifyHostname(h) != nil {
+				return false
+			}
+		}
+		return true
+	})
+	if err != nil || ok {
+		return certFile, keyFile, err
+	}
+	certPEM, keyPEM, err := a.issuePEM(hosts, []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}, servingValidity)
+	if err != nil {
+		return "", "", err
+	}
+	return certFile, keyFile, writePair(dir, certFile, keyFile, certPEM, keyPEM)
+}

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// The deployment deploy/compose describes, without containers: `pki init`
+// makes one PKI, `apiserver etcd` runs a 3-member etcd cluster with mutual
+// TLS for clients and peers, and two replicas share it; an object written
+// through one is read through the other with the generated admin
+// kubeconfig, whose certificate both replicas trust.
+func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts five processes")
+	}
+	pki := filepath.Join(t.TempDir(), "pki")
+	out, err := run(t, "pki", "init", "--dir", pki, "--replicas", "2", "--hosts", "kpipe.example,127.0.0.1", "--etcd-members", "3")
+	if err != nil {
+		t.Fatalf("pki init: %v\n%s", err, out)
+	}
+	for _, f := range []string{"ca.crt", "client-ca.crt", "apiserver-0.crt", "apiserver-1.key", "admin.kubeconfig", "etcd-ca.crt", "etcd-2.crt", "apiserver-etcd-client.key"} {
+		if _, err := os.Stat(filepath.Join(pki, f)); err != nil {
+			t.Fatalf("pki init did not write %s: %v", f, err)
+		}
+	}
+	for _, f := range []string{"ca.key", "client-ca.key", "apiserver-0.key", "admin.key", "etcd-ca.key", "etcd-0.key", "admin.kubeconfig"} {
+		if st, err := os.Stat(filepath.Join(pki, f)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("%s: mode %v, err %v; want 0600", f, st.Mode().Perm(), err)
+		}
+	}
+	kc, err := clientcmd.LoadFromFile(filepath.Join(pki, "admin.kubeconfig"))
+	if err != nil || kc.Clusters["kpipe"].Server != "https://kpipe.example:6443" {
+		t.Fatalf("admin.kubeconfig: %v %+v", err, kc)
+	}
+	// A second run keeps the CAs.
+	ca, _ := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	if out, err := run(t, "pki", "init", "--dir", pki, "--replicas", "3", "--hosts", "kpipe.example,127.0.0.1", "--etcd-members", "3"); err != nil {
+		t.Fatalf("second pki init: %v\n%s", err, out)
+	}
+	if again, _ := os.ReadFile(filepath.Join(pki, "ca.crt")); string(again) != string(ca) {
+		t.Fatal("a second pki init replaced the CA")
+	}
+
+	var client, peer, cluster []string
+	for i := range 3 {
+		for _, l := range []*[]string{&client, &peer} {
+			ln, port := freePort(t)
+			ln.Close()
+			*l = append(*l, "https://127.0.0.1:"+port)
+		}
+		cluster = append(cluster, fmt.Sprintf("etcd-%d=%s", i, peer[i]))
+	}
+	for i := range 3 {
+		name := fmt.Sprintf("etcd-%d", i)
+		cmd := exec.Command(binary(t), "etcd", "--name", name, "--data-dir", filepath.Join(t.TempDir(), name),
+			"--listen-client-urls", client[i], "--advertise-client-urls", client[i],
+			"--listen-peer-urls", peer[i], "--initial-advertise-peer-urls", peer[i],
+			"--initial-cluster", strings.Join(cluster, ","), "--initial-cluster-token", "test",
+			"--cert-file", filepath.Join(pki, name+".crt"), "--key-file", filepath.Join(pki, name+".key"),
+			"--trusted-ca-file", filepath.Join(pki, "etcd-ca.crt"), "--client-cert-auth",
+			"--peer-cert-file", filepath.Join(pki, name+".crt"), "--peer-key-file", filepath.Join(pki, name+".key"),
+			"--peer-trusted-ca-file", filepath.Join(pki, "etcd-ca.crt"), "--peer-client-cert-auth")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			cmd.Process.Kill()
+			cmd.Wait()
+		})
+	}
+
+	var clients []kubernetes.Interface
+	var ports []string
+	for i := range 2 {
+		p := startBinary(t, "--etcd-servers", strings.Join(client, ","),
+			"--etcd-cafile", filepath.Join(pki, "etcd-ca.crt"),
+			"--etcd-certfile", filepath.Join(pki, "apiserver-etcd-client.crt"),
+			"--etcd-keyfile", filepath.Join(pki, "apiserver-etcd-client.key"),
+			"--tls-cert-file", filepath.Join(pki, fmt.Sprintf("apiserver-%d.crt", i)),
+			"--tls-private-key-file", filepath.Join(pki, fmt.Sprintf("apiserver-%d.key", i)),
+			"--client-ca-file", filepath.Join(pki, "client-ca.crt"))
+		p.waitReady(t)
+		ports = append(ports, p.port)
+		cfg, err := clientcmd.BuildConfigFromFlags("https://127.0.0.1:"+p.port, filepath.Join(pki, "admin.kubeconfig"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients = append(clients, kubernetes.NewForConfigOrDie(cfg))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	created, err := clients[0].CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"via": "apiserver-0"},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("create through replica 0: %v", err)
+	}
+	got, err := clients[1].CoreV1().ConfigMaps("default").Get(ctx, "shared", metav1.GetOptions{ResourceVersion: created.ResourceVersion})
+	if err != nil || got.Data["via"] != "apiserver-0" || got.UID != created.UID {
+		t.Fatalf("read through replica 1: %v %+v", err, got)
+	}
+	if _, err := exec.LookPath("kubectl"); err != nil {
+		t.Log("kubectl is not on PATH: the kubectl step is skipped")
+		return
+	}
+	kout, err := exec.Command("kubectl", "--kubeconfig", filepath.Join(pki, "admin.kubeconfig"), "--server", "https://127.0.0.1:"+ports[1],
+		"get", "configmap", "shared", "-o", "jsonpath={.data.via}").CombinedOutput()
+	if err != nil || string(kout) != "apiserver-0" {
+		t.Fatalf("kubectl through replica 1: %v %s", err, kout)
+	}
+}
