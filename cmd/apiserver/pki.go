@@ -69,6 +69,7 @@ good are kept, so the CAs do not change when it runs again.`,
 	f.StringSliceVar(&c.Hosts, "hosts", nil, "extra names and addresses on every replica's certificate: the load balancer's")
 	f.StringVar(&c.Server, "server", "", "URL in admin.kubeconfig (default https://<first --hosts>:6443)")
 	f.IntVar(&members, "etcd-members", 0, "number of etcd members (etcd-0 ...) to make certificates for")
+	f.StringSliceVar(&c.EtcdHosts, "etcd-hosts", nil, "extra names and addresses on every etcd member's certificate")
 	f.StringVar(&serviceIPs, "service-cluster-ip-range", config.Default().Services.ClusterIPRange, "the Services' range; its first IP is on every certificate")
 	cmd.AddCommand(initCmd)
 	return cmd

@@ -27,6 +27,9 @@ type Cluster struct {
 	// certificates from a separate etcd CA, and the replicas a client
 	// certificate for it. Empty: no etcd PKI.
 	EtcdMembers []string
+	// EtcdHosts are extra SANs on every member's certificate: the
+	// members' addresses when peers and clients dial them by IP.
+	EtcdHosts []string
 }
 
 // Init creates the files, reusing any that are still good, so running it
@@ -66,6 +69,13 @@ func (c Cluster) Init() ([]string, error) {
 		return nil, err
 	}
 	add(certFile, keyFile)
+	// Prometheus scrapes /metrics as a member of system:monitoring, which
+	// kube's default RBAC lets read metrics and health, and nothing else.
+	promCert, promKey, err := clientCA.EnsureClientFiles(c.Dir, "prometheus", "prometheus", []string{"system:monitoring"})
+	if err != nil {
+		return nil, err
+	}
+	add(promCert, promKey)
 	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
 		return nil, err
@@ -87,7 +97,7 @@ func (c Cluster) Init() ([]string, error) {
 	}
 	add("etcd-ca.crt", "etcd-ca.key")
 	for _, m := range c.EtcdMembers {
-		cert, key, err := etcdCA.EnsurePeer(c.Dir, m, []string{m, "localhost", "127.0.0.1"})
+		cert, key, err := etcdCA.EnsurePeer(c.Dir, m, append([]string{m, "localhost", "127.0.0.1"}, c.EtcdHosts...))
 		if err != nil {
 			return nil, err
 		}

@@ -69,6 +69,10 @@ func DefaultClusterRoles() []rbacv1.ClusterRole {
 		{ObjectMeta: metav1.ObjectMeta{Name: "system:public-info-viewer"}, Rules: []rbacv1.PolicyRule{
 			urlRule(get, "/livez", "/readyz", "/healthz", "/version", "/version/"),
 		}},
+		// kube's role for scrapers: metrics and health, nothing else.
+		{ObjectMeta: metav1.ObjectMeta{Name: "system:monitoring"}, Rules: []rbacv1.PolicyRule{
+			urlRule(get, "/metrics", "/metrics/slis", "/livez", "/readyz", "/healthz", "/livez/*", "/readyz/*", "/healthz/*"),
+		}},
 		{ObjectMeta: metav1.ObjectMeta{Name: "admin"}, AggregationRule: aggregated("admin")},
 		{ObjectMeta: metav1.ObjectMeta{Name: "edit", Labels: aggregateTo("admin")}, AggregationRule: aggregated("edit")},
 		{ObjectMeta: metav1.ObjectMeta{Name: "view", Labels: aggregateTo("edit")}, AggregationRule: aggregated("view")},
@@ -149,6 +153,7 @@ func DefaultClusterRoleBindings() []rbacv1.ClusterRoleBinding {
 		bind("system:discovery", "system:authenticated"),
 		bind("system:basic-user", "system:authenticated"),
 		bind("system:public-info-viewer", "system:authenticated", "system:unauthenticated"),
+		bind("system:monitoring", "system:monitoring"),
 	}
 }
 
