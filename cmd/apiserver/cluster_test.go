@@ -11,9 +11,13 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kpipe/kpipe/internal/server/certs"
 )
 
 // The deployment deploy/compose describes, without containers: `pki init`
@@ -101,6 +105,12 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	// A watch on replica 1 sees what replica 0 writes: one revision space.
+	w, err := clients[1].CoreV1().ConfigMaps("default").Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=shared"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
 	created, err := clients[0].CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"via": "apiserver-0"},
 	}, metav1.CreateOptions{})
@@ -110,6 +120,50 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	got, err := clients[1].CoreV1().ConfigMaps("default").Get(ctx, "shared", metav1.GetOptions{ResourceVersion: created.ResourceVersion})
 	if err != nil || got.Data["via"] != "apiserver-0" || got.UID != created.UID {
 		t.Fatalf("read through replica 1: %v %+v", err, got)
+	}
+	select {
+	case ev := <-w.ResultChan():
+		if cm, ok := ev.Object.(*corev1.ConfigMap); !ok || ev.Type != "ADDED" || cm.ResourceVersion != created.ResourceVersion {
+			t.Fatalf("replica 1's watch got %s %#v", ev.Type, ev.Object)
+		}
+	case <-ctx.Done():
+		t.Fatal("replica 1's watch saw nothing")
+	}
+
+	// RBAC written through replica 0 reaches replica 1's cache.
+	clientCA, err := certs.LoadOrCreateCA(pki, "client-ca", "kpipe-client-ca")
+	if err != nil {
+		t.Fatal(err)
+	}
+	certPEM, keyPEM, err := clientCA.IssueClient("alice", nil, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceCfg, err := clientcmd.BuildConfigFromFlags("https://127.0.0.1:"+ports[1], filepath.Join(pki, "admin.kubeconfig"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	aliceCfg.CertFile, aliceCfg.KeyFile, aliceCfg.CertData, aliceCfg.KeyData = "", "", certPEM, keyPEM
+	alice := kubernetes.NewForConfigOrDie(aliceCfg)
+	if _, err := alice.CoreV1().ConfigMaps("default").Get(ctx, "shared", metav1.GetOptions{}); !apierrors.IsForbidden(err) {
+		t.Fatalf("alice before any binding: %v", err)
+	}
+	if _, err := clients[0].RbacV1().RoleBindings("default").Create(ctx, &rbacv1.RoleBinding{
+		ObjectMeta: metav1.ObjectMeta{Name: "alice-view"},
+		RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "view"},
+		Subjects:   []rbacv1.Subject{{Kind: rbacv1.UserKind, APIGroup: rbacv1.GroupName, Name: "alice"}},
+	}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err := alice.CoreV1().ConfigMaps("default").Get(ctx, "shared", metav1.GetOptions{})
+		if err == nil {
+			break
+		}
+		if ctx.Err() != nil || !apierrors.IsForbidden(err) {
+			t.Fatalf("alice on replica 1 after a binding made on replica 0: %v", err)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Log("kubectl is not on PATH: the kubectl step is skipped")
