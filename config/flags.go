@@ -32,6 +32,7 @@ var flagKeys = []struct {
 	{"etcd-keyfile", "storage.etcd.keyFile", "client key for etcd"},
 	{"etcd-prefix", "storage.prefix", "prefix of every key in etcd"},
 	{"event-ttl", "storage.eventTTL", "how long events are kept"},
+	{"watch-cache", "storage.watchCache.enabled", "serve lists, watches and resourceVersion=0 gets from memory"},
 	{"encryption-provider-config", "storage.encryptionProviderConfig", "EncryptionConfiguration file: which resources are encrypted at rest, and how"},
 	{"service-cluster-ip-range", "services.clusterIPRange", "CIDR from which Service cluster IPs are allocated"},
 	{"service-node-port-range", "services.nodePortRange", "port range for NodePort Services"},

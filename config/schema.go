@@ -79,8 +79,18 @@ type Storage struct {
 	// EncryptionProviderConfig is kube's EncryptionConfiguration file:
 	// which resources are encrypted at rest, and with which keys. Empty
 	// stores everything in plaintext.
-	EncryptionProviderConfig string `koanf:"encryptionProviderConfig"`
-	Etcd                     Etcd   `koanf:"etcd"`
+	EncryptionProviderConfig string     `koanf:"encryptionProviderConfig"`
+	WatchCache               WatchCache `koanf:"watchCache"`
+	Etcd                     Etcd       `koanf:"etcd"`
+}
+
+// WatchCache serves lists, resourceVersion=0 gets and watches from memory,
+// fed by one etcd watch per resource.
+type WatchCache struct {
+	Enabled bool `koanf:"enabled"`
+	// Disabled names resources read straight from etcd, as kube spells
+	// them: "events", "deployments.apps".
+	Disabled []string `koanf:"disabled"`
 }
 
 // Etcd says where etcd is. No endpoints means an embedded etcd under stateDir/etcd.
@@ -127,8 +137,9 @@ func Default() *Config {
 		},
 		TLS: TLS{MinVersion: "VersionTLS12"},
 		Storage: Storage{
-			Prefix:   "/registry",
-			EventTTL: time.Hour,
+			Prefix:     "/registry",
+			EventTTL:   time.Hour,
+			WatchCache: WatchCache{Enabled: true},
 			Etcd: Etcd{
 				DialTimeout:   5 * time.Second,
 				HealthTimeout: 2 * time.Second,

@@ -59,6 +59,11 @@ func (c *Config) Validate() error {
 	if c.Storage.EventTTL <= 0 {
 		add("storage.eventTTL", "must be positive")
 	}
+	for i, r := range c.Storage.WatchCache.Disabled {
+		if r == "" || strings.ContainsAny(r, "/ ") || r != strings.ToLower(r) {
+			add(fmt.Sprintf("storage.watchCache.disabled[%d]", i), "%q is not a resource name such as \"events\" or \"deployments.apps\"", r)
+		}
+	}
 	for i, ep := range c.Storage.Etcd.Endpoints {
 		u, err := url.Parse(ep)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {

@@ -6,22 +6,50 @@ import (
 	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
+	"github.com/kpipe/kpipe/internal/storage/cacher"
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
-// AttachStorage gives every resource its etcd store under prefix. Objects
-// are stored as JSON in their served version, as kube stores them, through
-// the transformer that encrypt returns for the resource (nil: plaintext;
-// encrypt may be nil).
-func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg prometheus.Registerer, log *zap.Logger, encrypt func(schema.GroupResource) store.Transformer) {
+// StorageOptions shape each resource's storage.
+type StorageOptions struct {
+	// Encrypt returns a resource's transformer: encryption at rest (nil:
+	// plaintext). May be nil.
+	Encrypt func(schema.GroupResource) store.Transformer
+	// Cache reports whether a resource is served through the watch cache.
+	// May be nil: no caches.
+	Cache func(schema.GroupResource) bool
+}
+
+// AttachStorage gives every resource its etcd store under prefix, behind a
+// watch cache where o.Cache says so. Objects are stored as JSON in their
+// served version, as kube stores them. The returned function stops the
+// caches; call it before closing the etcd client.
+func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg prometheus.Registerer, log *zap.Logger, o StorageOptions) (stop func()) {
+	var caches []*cacher.Cacher
+	var cm *cacher.Metrics
+	if o.Cache != nil {
+		cm = cacher.NewMetrics(reg)
+	}
 	for _, res := range r.list {
 		codec := store.NewJSONCodec(Scheme, res.GroupVersion)
 		opts := []store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name))}
-		if encrypt != nil {
-			if t := encrypt(res.GroupResource()); t != nil {
+		gr := res.GroupResource()
+		if o.Encrypt != nil {
+			if t := o.Encrypt(gr); t != nil {
 				opts = append(opts, store.WithTransformer(t))
 			}
 		}
-		res.Store = store.New(client, codec, res.New, res.NewList, res.StoragePrefix(prefix), res.GroupResource(), opts...)
+		st := store.New(client, codec, res.New, res.NewList, res.StoragePrefix(prefix), gr, opts...)
+		res.Store = st
+		if o.Cache != nil && o.Cache(gr) {
+			c := cacher.New(st, log.Named(res.Name).Named("cache"), cm)
+			caches = append(caches, c)
+			res.Store = c
+		}
+	}
+	return func() {
+		for _, c := range caches {
+			c.Stop()
+		}
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -520,7 +521,11 @@ func rawGet(t *testing.T, c *http.Client, url, accept string) (int, string) {
 
 func TestWatchCompacted(t *testing.T) {
 	// Its own etcd: compacting the shared one would touch other tests.
-	ts := testserver.Start(t, testserver.Options{OwnEtcd: true})
+	// ConfigMaps read etcd here: the watch cache, like kube's, serves any
+	// revision still in its window, compacted in etcd or not.
+	ts := testserver.Start(t, testserver.Options{OwnEtcd: true, Configure: func(c *config.Config) {
+		c.Storage.WatchCache.Disabled = []string{"configmaps"}
+	}})
 	cs := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := context.Background()
 	namespace(t, cs, "w-compact")

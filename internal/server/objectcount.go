@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"go.uber.org/zap"
-
-	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
 // objectCountInterval is how often apiserver_storage_objects is refreshed,
@@ -19,7 +17,9 @@ func (s *Server) countObjects(ctx context.Context) {
 	defer t.Stop()
 	for {
 		for _, res := range s.resources.All() {
-			if st, ok := res.Store.(*store.Store); ok {
+			if st, ok := res.Store.(interface {
+				UpdateObjectCount(context.Context) (int64, error)
+			}); ok {
 				if _, err := st.UpdateObjectCount(ctx); err != nil && ctx.Err() == nil {
 					s.log.Debug("counting objects", zap.String("resource", res.Name), zap.Error(err))
 				}

@@ -65,14 +65,16 @@ type Server struct {
 	backend *backend.Backend
 	// resources are the served resources with their stores.
 	resources *api.Registry
-	discovery *api.Discovery
-	engine    *pipeline.Engine
-	reloader  *reloader
-	http      *http.Server
-	ln        net.Listener
-	url       string
-	loopback  *rest.Config
-	shutdown  *healthz.ShutdownCheck
+	// stopCaches stops the watch caches before etcd closes.
+	stopCaches func()
+	discovery  *api.Discovery
+	engine     *pipeline.Engine
+	reloader   *reloader
+	http       *http.Server
+	ln         net.Listener
+	url        string
+	loopback   *rest.Config
+	shutdown   *healthz.ShutdownCheck
 	// stopping closes when the listener starts draining, so long-running
 	// requests (watches) end and let the drain finish.
 	stopping   chan struct{}
@@ -185,7 +187,13 @@ func (s *Server) startStorage(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"), enc.For)
+	if err := checkCacheNames(s.cfg.Storage.WatchCache, s.resources); err != nil {
+		return err
+	}
+	s.stopCaches = s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"), api.StorageOptions{
+		Encrypt: enc.For,
+		Cache:   watchCached(s.cfg.Storage.WatchCache),
+	})
 	s.goBackground(s.countObjects)
 	return nil
 }
@@ -363,6 +371,9 @@ func (s *Server) Backend() *backend.Backend { return s.backend }
 func (s *Server) Served() <-chan error { return s.served }
 
 func (s *Server) closeStorage() {
+	if s.stopCaches != nil {
+		s.stopCaches()
+	}
 	if s.backend != nil {
 		if err := s.backend.Close(); err != nil {
 			s.log.Warn("closing storage", zap.Error(err))

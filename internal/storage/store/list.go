@@ -259,3 +259,10 @@ func decodeContinue(token, keyPrefix string) (string, int64, error) {
 	}
 	return keyPrefix + k[1:], c.ResourceVersion, nil
 }
+
+// EncodeContinue is the token that resumes a list of keyPrefix at key
+// with all pages read at rev: the watch cache hands it out for a first
+// page it served, and this store serves the pages after it.
+func EncodeContinue(key, keyPrefix string, rev int64) (string, error) {
+	return encodeContinue(key, keyPrefix, rev)
+}

@@ -688,3 +688,6 @@ func (s *Store) RequestWatchProgress(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Prefix is the store's key prefix, ending in "/".
+func (s *Store) Prefix() string { return s.prefix }

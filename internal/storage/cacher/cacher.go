@@ -1,0 +1,479 @@
+// Package cacher is the watch cache: per resource, the current objects in
+// memory, fed by one etcd watch, with a window of recent events. It serves
+// lists (consistent ones once it has caught up with etcd's current
+// revision, as kube's consistent-list-from-cache does), gets with
+// resourceVersion=0, and watches from any revision in its window, so N
+// watchers cost one etcd watch. Writes and everything it cannot answer go
+// to the etcd store it wraps, which is also where a paged list continues.
+package cacher
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"go.uber.org/zap"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kpipe/kpipe/internal/storage/store"
+)
+
+// Defaults, as kube sizes its caches: a window of recent events, and how
+// long a read waits for the cache to reach a revision before etcd answers.
+const (
+	defaultWindow  = 1000
+	waitForRev     = 3 * time.Second
+	watcherBuffer  = 1024
+	resyncBackoff  = time.Second
+	progressPeriod = 100 * time.Millisecond
+)
+
+// Cacher answers reads of one resource from memory. The embedded store
+// serves writes and whatever the cache cannot answer.
+type Cacher struct {
+	*store.Store
+	prefix string // the resource's key prefix, ending in "/"
+	log    *zap.Logger
+	window int
+
+	mu       sync.RWMutex
+	ready    bool
+	rev      int64 // the revision the cache reflects
+	oldest   int64 // the window holds every event after this revision
+	objects  map[string]runtime.Object
+	keys     []string // sorted keys of objects
+	events   []event  // ring of recent events, oldest first
+	watchers map[*cacheWatcher]struct{}
+	advanced chan struct{} // closed and replaced when rev moves or ready changes
+
+	// listHits counts lists answered from memory (tests read it).
+	listHits atomic.Int64
+	metrics  *Metrics
+
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+type event struct {
+	typ  watch.EventType
+	key  string
+	obj  runtime.Object // the object after the event (before it, for a delete)
+	prev runtime.Object // the object before the event; nil for a create
+	rev  int64
+}
+
+// New starts a cache in front of s, for every key under its prefix. It fills in the background; until then
+// every read goes to s.
+func New(s *store.Store, log *zap.Logger, m *Metrics) *Cacher {
+	prefix := s.Prefix()
+	ctx, cancel := context.WithCancel(context.Background())
+	c := &Cacher{
+		Store:    s,
+		prefix:   prefix,
+		log:      log,
+		metrics:  m,
+		window:   defaultWindow,
+		objects:  map[string]runtime.Object{},
+		watchers: map[*cacheWatcher]struct{}{},
+		advanced: make(chan struct{}),
+		stop:     cancel,
+		done:     make(chan struct{}),
+	}
+	go c.run(ctx)
+	return c
+}
+
+// Stop ends the cache's etcd watch and every watch it serves.
+func (c *Cacher) Stop() {
+	c.stop()
+	<-c.done
+}
+
+// run keeps the cache in step with etcd: list, then watch from the list's
+// revision; on any error, start over.
+func (c *Cacher) run(ctx context.Context) {
+	defer close(c.done)
+	for {
+		err := c.sync(ctx)
+		c.reset()
+		if ctx.Err() != nil {
+			return
+		}
+		c.log.Info("watch cache restarting", zap.String("resource", c.GroupResource().String()), zap.Error(err))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(resyncBackoff):
+		}
+	}
+}
+
+// reset drops the cache: reads go to etcd and watchers are closed, so
+// clients re-watch from their last revision, as after kube's cache resets.
+func (c *Cacher) reset() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ready = false
+	c.objects, c.keys, c.events = map[string]runtime.Object{}, nil, nil
+	for w := range c.watchers {
+		w.terminate()
+	}
+	c.watchers = map[*cacheWatcher]struct{}{}
+	c.signal()
+}
+
+func (c *Cacher) signal() {
+	close(c.advanced)
+	c.advanced = make(chan struct{})
+}
+
+func (c *Cacher) sync(ctx context.Context) error {
+	list := c.NewList()
+	if err := c.Store.GetList(ctx, c.prefix, store.ListOptions{Recursive: true}, list); err != nil {
+		return err
+	}
+	items, err := meta.ExtractList(list)
+	if err != nil {
+		return err
+	}
+	lm, err := meta.ListAccessor(list)
+	if err != nil {
+		return err
+	}
+	rev, err := parseRev(lm.GetResourceVersion())
+	if err != nil {
+		return err
+	}
+	objects := make(map[string]runtime.Object, len(items))
+	keys := make([]string, 0, len(items))
+	for _, o := range items {
+		k, err := c.keyOf(o)
+		if err != nil {
+			return err
+		}
+		objects[k] = o
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	w, err := c.Store.Watch(ctx, c.prefix, store.ListOptions{ResourceVersion: fmt.Sprint(rev), Recursive: true, ProgressNotify: true})
+	if err != nil {
+		return err
+	}
+	defer w.Stop()
+	c.mu.Lock()
+	c.objects, c.keys, c.events = objects, keys, nil
+	c.rev, c.oldest, c.ready = rev, rev, true
+	c.signal()
+	c.mu.Unlock()
+	if c.metrics != nil {
+		gr := c.GroupResource()
+		c.metrics.initializations.WithLabelValues(gr.Group, gr.Resource).Inc()
+		c.metrics.resourceVersion.WithLabelValues(gr.Group, gr.Resource).Set(float64(rev))
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				return errors.New("etcd watch closed")
+			}
+			if err := c.apply(ev); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// apply takes one event from etcd into the cache and to the watchers.
+func (c *Cacher) apply(ev watch.Event) error {
+	switch ev.Type {
+	case watch.Error:
+		return apierrors.FromObject(ev.Object)
+	case watch.Bookmark:
+		rev, err := revOf(ev.Object)
+		if err != nil {
+			return err
+		}
+		// Every progress notification reaches the watchers that asked
+		// for bookmarks, also when nothing changed: it is their heartbeat.
+		c.mu.Lock()
+		if rev >= c.rev {
+			c.rev = rev
+			c.signal()
+			for w := range c.watchers {
+				w.push(event{typ: watch.Bookmark, rev: rev}, c)
+			}
+		}
+		c.mu.Unlock()
+		return nil
+	}
+	key, err := c.keyOf(ev.Object)
+	if err != nil {
+		return err
+	}
+	rev, err := revOf(ev.Object)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev}
+	i := sort.SearchStrings(c.keys, key)
+	present := i < len(c.keys) && c.keys[i] == key
+	switch ev.Type {
+	case watch.Deleted:
+		delete(c.objects, key)
+		if present {
+			c.keys = append(c.keys[:i], c.keys[i+1:]...)
+		}
+	default:
+		c.objects[key] = ev.Object
+		if !present {
+			c.keys = append(c.keys, "")
+			copy(c.keys[i+1:], c.keys[i:])
+			c.keys[i] = key
+		}
+	}
+	if len(c.events) >= c.window {
+		c.oldest = c.events[0].rev
+		c.events = c.events[1:]
+	}
+	c.events = append(c.events, e)
+	c.rev = rev
+	c.signal()
+	for w := range c.watchers {
+		w.push(e, c)
+	}
+	if c.metrics != nil {
+		gr := c.GroupResource()
+		c.metrics.dispatched.WithLabelValues(gr.Group, gr.Resource).Inc()
+		c.metrics.resourceVersion.WithLabelValues(gr.Group, gr.Resource).Set(float64(rev))
+	}
+	return nil
+}
+
+// keyOf is an object's etcd key under the resource prefix.
+func (c *Cacher) keyOf(obj runtime.Object) (string, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return "", err
+	}
+	if ns := m.GetNamespace(); ns != "" {
+		return c.prefix + ns + "/" + m.GetName(), nil
+	}
+	return c.prefix + m.GetName(), nil
+}
+
+// waitFor waits until the cache reflects rev, or reports false when it
+// cannot within waitForRev (the caller then asks etcd). It asks etcd for a
+// progress notification, so an idle resource catches up at once.
+func (c *Cacher) waitFor(ctx context.Context, rev int64) bool {
+	deadline := time.NewTimer(waitForRev)
+	defer deadline.Stop()
+	asked := time.Time{}
+	for {
+		c.mu.RLock()
+		ok, ready, ch := c.rev >= rev, c.ready, c.advanced
+		c.mu.RUnlock()
+		if ready && ok {
+			return true
+		}
+		if ready && time.Since(asked) > progressPeriod {
+			asked = time.Now()
+			_ = c.RequestWatchProgress(ctx)
+		}
+		select {
+		case <-ch:
+		case <-time.After(progressPeriod):
+		case <-deadline.C:
+			return false
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// fresh waits until the cache can answer a read at opts' revision, as
+// kube's cacher does: "" is a consistent read (etcd's current revision,
+// one cheap request), "0" is any, a number is a minimum.
+func (c *Cacher) fresh(ctx context.Context, rv string) bool {
+	switch rv {
+	case "0":
+		c.mu.RLock()
+		defer c.mu.RUnlock()
+		return c.ready
+	case "":
+		cur, err := c.CurrentRevision(ctx)
+		if err != nil {
+			return false
+		}
+		return c.waitFor(ctx, cur)
+	}
+	want, err := parseRev(rv)
+	if err != nil {
+		return false
+	}
+	return c.waitFor(ctx, want)
+}
+
+// Get implements store.Interface. As in kube, only resourceVersion=0 is
+// served from the cache; other gets read etcd, which is one quorum read
+// either way.
+func (c *Cacher) Get(ctx context.Context, key string, opts store.GetOptions, out runtime.Object) error {
+	if opts.ResourceVersion != "0" || !c.fresh(ctx, "0") {
+		return c.Store.Get(ctx, key, opts, out)
+	}
+	c.mu.RLock()
+	obj, ok := c.objects[key]
+	c.mu.RUnlock()
+	if !ok {
+		if opts.IgnoreNotFound {
+			return runtime.SetZeroValue(out)
+		}
+		return apierrors.NewNotFound(c.GroupResource(), key[strings.LastIndex(key, "/")+1:])
+	}
+	return copyInto(obj, out)
+}
+
+// cacheable reports whether a list can be answered from memory. Continued
+// pages, exact revisions and single keys read etcd, which keeps history.
+func (c *Cacher) cacheable(key string, opts store.ListOptions) bool {
+	if !opts.Recursive || opts.Predicate.Continue != "" || !cleanUnder(key, c.prefix) {
+		return false
+	}
+	switch opts.ResourceVersionMatch {
+	case metav1.ResourceVersionMatchExact:
+		return false
+	case "":
+		// Legacy: a paged list with a resourceVersion reads at it.
+		if opts.Predicate.Limit > 0 && opts.ResourceVersion != "" && opts.ResourceVersion != "0" {
+			return false
+		}
+	case metav1.ResourceVersionMatchNotOlderThan:
+	default:
+		return false
+	}
+	return true
+}
+
+// GetList implements store.Interface. A page from the cache carries a
+// continue token at the cache's revision; etcd serves the next pages at
+// that same revision, so a paged list stays one snapshot.
+func (c *Cacher) GetList(ctx context.Context, key string, opts store.ListOptions, listObj runtime.Object) error {
+	if !c.cacheable(key, opts) || !c.fresh(ctx, opts.ResourceVersion) {
+		return c.Store.GetList(ctx, key, opts, listObj)
+	}
+	if !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	pred := opts.Predicate
+	c.listHits.Add(1)
+	if c.metrics != nil {
+		gr := c.GroupResource()
+		c.metrics.lists.WithLabelValues("/"+gr.String(), "").Inc()
+	}
+	c.mu.RLock()
+	rev := c.rev
+	start := sort.SearchStrings(c.keys, key)
+	// The prefix ends in "/": its keys sort before the same path with "0".
+	end := sort.SearchStrings(c.keys, key[:len(key)-1]+"0")
+	total := end - start
+	var matched []runtime.Object
+	var lastKey string
+	hasMore := false
+	// As etcd pages: once the page is full, any key after it (matching or
+	// not) means there is more, and the token resumes after the last item.
+	for i := start; i < end; i++ {
+		if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
+			hasMore = true
+			break
+		}
+		obj := c.objects[c.keys[i]]
+		if ok, err := pred.Matches(obj); err != nil || !ok {
+			continue
+		}
+		matched = append(matched, obj)
+		lastKey = c.keys[i]
+	}
+	c.mu.RUnlock()
+
+	items := make([]runtime.Object, len(matched))
+	for i, o := range matched {
+		items[i] = o.DeepCopyObject()
+	}
+	lm, err := meta.ListAccessor(listObj)
+	if err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	var next string
+	var remaining *int64
+	if hasMore {
+		if next, err = store.EncodeContinue(lastKey+"\x00", key, rev); err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if pred.Empty() {
+			n := int64(total) - pred.Limit
+			remaining = &n
+		}
+	}
+	if err := meta.SetList(listObj, items); err != nil {
+		return apierrors.NewInternalError(err)
+	}
+	lm.SetResourceVersion(fmt.Sprint(rev))
+	lm.SetContinue(next)
+	lm.SetRemainingItemCount(remaining)
+	return nil
+}
+
+func copyInto(obj, out runtime.Object) error {
+	src := reflect.ValueOf(obj.DeepCopyObject())
+	dst := reflect.ValueOf(out)
+	if dst.Kind() != reflect.Pointer || src.Type() != dst.Type() {
+		return apierrors.NewInternalError(fmt.Errorf("watch cache: cannot copy %T into %T", obj, out))
+	}
+	dst.Elem().Set(src.Elem())
+	return nil
+}
+
+func revOf(obj runtime.Object) (int64, error) {
+	m, err := meta.Accessor(obj)
+	if err != nil {
+		return 0, err
+	}
+	return parseRev(m.GetResourceVersion())
+}
+
+func parseRev(rv string) (int64, error) {
+	var n int64
+	if _, err := fmt.Sscan(rv, &n); err != nil || n < 0 {
+		return 0, fmt.Errorf("watch cache: bad resourceVersion %q", rv)
+	}
+	return n, nil
+}
+
+// cleanUnder reports whether key is a plain path below prefix; anything
+// else goes to the store, which refuses it with kube's error.
+func cleanUnder(key, prefix string) bool {
+	if !strings.HasPrefix(key, prefix) {
+		return false
+	}
+	for _, seg := range strings.Split(key[len(prefix):], "/") {
+		if seg == "." || seg == ".." {
+			return false
+		}
+	}
+	return true
+}
+
+func revString(rev int64) string { return fmt.Sprint(rev) }

@@ -1,0 +1,345 @@
+package cacher
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/zap"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes/scheme"
+
+	"github.com/kpipe/kpipe/internal/storage/backend"
+	"github.com/kpipe/kpipe/internal/storage/store"
+)
+
+var etcd *backend.Backend
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "kpipe-cacher-test-")
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	etcd, err = backend.Open(ctx, backend.Config{DataDir: dir}, nil)
+	cancel()
+	if err != nil {
+		panic(err)
+	}
+	code := m.Run()
+	etcd.Close()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+var prefixes int
+
+// newPair is an etcd store and a cache in front of it, on a fresh prefix.
+func newPair(t *testing.T) (*store.Store, *Cacher) {
+	t.Helper()
+	prefixes++
+	s := store.New(etcd.Client, store.NewJSONCodec(scheme.Scheme, corev1.SchemeGroupVersion),
+		func() runtime.Object { return &corev1.ConfigMap{} },
+		func() runtime.Object { return &corev1.ConfigMapList{} },
+		fmt.Sprintf("/cachetest/%s-%d/configmaps", t.Name(), prefixes), schema.GroupResource{Resource: "configmaps"})
+	c := New(s, zap.NewNop(), nil)
+	t.Cleanup(c.Stop)
+	return s, c
+}
+
+func key(s *store.Store, ns, name string) string { return s.Prefix() + ns + "/" + name }
+
+// churn writes, updates and deletes ConfigMaps in three namespaces, with
+// a label that flips, until stop closes.
+func churn(t *testing.T, s *store.Store, seed int64, n int) {
+	ctx := context.Background()
+	r := rand.New(rand.NewSource(seed))
+	for i := 0; i < n; i++ {
+		ns := fmt.Sprintf("ns-%d", r.Intn(3))
+		name := fmt.Sprintf("cm-%d", r.Intn(20))
+		k := key(s, ns, name)
+		switch r.Intn(4) {
+		case 0, 1:
+			cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"tier": []string{"a", "b"}[r.Intn(2)]}}}
+			if err := s.Create(ctx, k, cm, nil, 0); err != nil && !isExists(err) {
+				t.Error(err)
+			}
+		case 2:
+			err := s.GuaranteedUpdate(ctx, k, &corev1.ConfigMap{}, false, nil, func(in runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
+				cm := in.(*corev1.ConfigMap)
+				cm.Labels = map[string]string{"tier": []string{"a", "b"}[r.Intn(2)]}
+				cm.Data = map[string]string{"i": fmt.Sprint(i)}
+				return cm, nil, nil
+			})
+			if err != nil && !isNotFound(err) {
+				t.Error(err)
+			}
+		case 3:
+			if err := s.Delete(ctx, k, &corev1.ConfigMap{}, nil, nil); err != nil && !isNotFound(err) {
+				t.Error(err)
+			}
+		}
+	}
+}
+
+func names(l *corev1.ConfigMapList) []string {
+	var out []string
+	for _, cm := range l.Items {
+		out = append(out, cm.Namespace+"/"+cm.Name+"@"+cm.ResourceVersion)
+	}
+	return out
+}
+
+// Under concurrent writes, every list the cache answers equals what etcd
+// answers at the revision the cache reports: items, resourceVersions,
+// continue tokens and remaining counts; and the next page, served by etcd
+// from the cache's token, completes the same snapshot.
+func TestListsEqualEtcdUnderWrites(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Add(1)
+		go func() { defer wg.Done(); churn(t, s, int64(w), 300) }()
+	}
+	check := func(prefix string, pred store.Predicate) {
+		t.Helper()
+		got := &corev1.ConfigMapList{}
+		if err := c.GetList(ctx, prefix, store.ListOptions{Recursive: true, Predicate: pred}, got); err != nil {
+			t.Fatal(err)
+		}
+		want := &corev1.ConfigMapList{}
+		if err := s.GetList(ctx, prefix, store.ListOptions{Recursive: true, Predicate: pred, ResourceVersion: got.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact}, want); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got.Items, want.Items) || got.Continue != want.Continue || !reflect.DeepEqual(got.RemainingItemCount, want.RemainingItemCount) {
+			t.Fatalf("%s %v at %s:\ncache %v continue=%q remaining=%v\netcd  %v continue=%q remaining=%v",
+				prefix, pred.Label, got.ResourceVersion, names(got), got.Continue, got.RemainingItemCount, names(want), want.Continue, want.RemainingItemCount)
+		}
+		if got.Continue != "" {
+			rest := &corev1.ConfigMapList{}
+			p := pred
+			p.Continue = got.Continue
+			if err := c.GetList(ctx, prefix, store.ListOptions{Recursive: true, Predicate: p}, rest); err != nil {
+				t.Fatal(err)
+			}
+			if rest.ResourceVersion != got.ResourceVersion {
+				t.Fatalf("the second page is at %s, the first at %s", rest.ResourceVersion, got.ResourceVersion)
+			}
+		}
+	}
+	const rounds = 40
+	for i := 0; i < rounds; i++ {
+		check(s.Prefix(), store.Predicate{})
+		check(s.Prefix(), store.Predicate{Limit: 7})
+		check(s.Prefix()+"ns-1/", store.Predicate{Limit: 3})
+		check(s.Prefix(), store.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "a"}), Limit: 5})
+		check(s.Prefix()+"ns-2/", store.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "b"})})
+	}
+	wg.Wait()
+	// Every first page came from memory (continued pages from etcd).
+	if hits := c.listHits.Load(); hits < 5*rounds {
+		t.Fatalf("%d of %d lists were answered by the cache", hits, 5*rounds)
+	}
+	// Quiet now: a consistent list is at etcd's current revision.
+	got := &corev1.ConfigMapList{}
+	if err := c.GetList(ctx, s.Prefix(), store.ListOptions{Recursive: true}, got); err != nil {
+		t.Fatal(err)
+	}
+	rev, _ := s.CurrentRevision(ctx)
+	if got.ResourceVersion != fmt.Sprint(rev) {
+		t.Fatalf("consistent list at %s, etcd at %d", got.ResourceVersion, rev)
+	}
+	// resourceVersion=0 gets answer from memory with the stored object.
+	for _, cm := range got.Items {
+		a, b := &corev1.ConfigMap{}, &corev1.ConfigMap{}
+		if err := c.Get(ctx, key(s, cm.Namespace, cm.Name), store.GetOptions{ResourceVersion: "0"}, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Get(ctx, key(s, cm.Namespace, cm.Name), store.GetOptions{}, b); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(a, b) {
+			t.Fatalf("get from cache %+v, from etcd %+v", a, b)
+		}
+	}
+	if err := c.Get(ctx, key(s, "ns-0", "missing"), store.GetOptions{ResourceVersion: "0"}, &corev1.ConfigMap{}); !isNotFound(err) {
+		t.Fatalf("missing object: %v", err)
+	}
+}
+
+type seen struct {
+	typ  watch.EventType
+	name string
+	rv   string
+	data string
+}
+
+func collect(t *testing.T, w watch.Interface, until string) []seen {
+	t.Helper()
+	defer w.Stop()
+	var out []seen
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch closed after %d events", len(out))
+			}
+			if ev.Type == watch.Bookmark {
+				continue
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			out = append(out, seen{ev.Type, cm.Namespace + "/" + cm.Name, cm.ResourceVersion, fmt.Sprint(cm.Labels, cm.Data)})
+			if cm.ResourceVersion == until {
+				return out
+			}
+		case <-timeout:
+			t.Fatalf("no event at %s after %d events", until, len(out))
+		}
+	}
+}
+
+// Watches from the cache see exactly the events etcd's watch sends, from
+// the same revision, with the same selector transitions.
+func TestWatchesEqualEtcd(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	churn(t, s, 7, 100)
+	start, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, start) {
+		t.Fatal("the cache did not catch up")
+	}
+	churn(t, s, 8, 200)
+	// A last write to know where to stop.
+	last := &corev1.ConfigMap{}
+	if err := s.Create(ctx, key(s, "ns-0", "last"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-0", Name: "last", Labels: map[string]string{"tier": "a"}}}, last, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name string
+		key  string
+		pred store.Predicate
+	}{
+		{"all", s.Prefix(), store.Predicate{}},
+		{"namespace", s.Prefix() + "ns-0/", store.Predicate{}},
+		{"selector", s.Prefix(), store.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "a"})}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := store.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true, Predicate: tc.pred}
+			cw, err := c.Watch(ctx, tc.key, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := cw.(*cacheWatcher); !ok {
+				t.Fatalf("the watch from %d was not served by the cache", start)
+			}
+			ew, err := s.Watch(ctx, tc.key, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := collect(t, cw, last.ResourceVersion), collect(t, ew, last.ResourceVersion)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("cache sent %d events, etcd %d\ncache %v\netcd  %v", len(got), len(want), got, want)
+			}
+		})
+	}
+}
+
+// A watcher that never reads is cut off without holding up another.
+func TestSlowWatcherIsCutOff(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	if !c.waitFor(ctx, 1) {
+		t.Fatal("cache not ready")
+	}
+	stalled, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: "0", Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: "0", Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := watcherBuffer + 50
+	got := make(chan int)
+	go func() {
+		count := 0
+		for range reader.ResultChan() {
+			count++
+			if count == n {
+				break
+			}
+		}
+		got <- count
+	}()
+	for i := range n {
+		if err := s.Create(ctx, key(s, "ns", fmt.Sprint(i)), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(i)}}, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case count := <-got:
+		if count != n {
+			t.Fatalf("the reading watcher got %d of %d events", count, n)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the reading watcher was held up")
+	}
+	reader.Stop()
+	// The stalled one ends: its channel closes after what was in flight.
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case _, ok := <-stalled.ResultChan():
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatal("the stalled watcher was not cut off")
+		}
+	}
+}
+
+// A revision older than the window goes to etcd, which still has it.
+func TestWatchOlderThanWindowGoesToEtcd(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	start, _ := s.CurrentRevision(ctx)
+	c.mu.Lock()
+	c.window = 5
+	c.mu.Unlock()
+	for i := range 20 {
+		if err := s.Create(ctx, key(s, "ns", fmt.Sprint(i)), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint(i)}}, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cur, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, cur) {
+		t.Fatal("cache not ready")
+	}
+	w, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := w.(*cacheWatcher); ok {
+		t.Fatal("a revision older than the window was served by the cache")
+	}
+	if got := collect(t, w, fmt.Sprint(cur)); len(got) != 20 {
+		t.Fatalf("etcd replayed %d events, want 20", len(got))
+	}
+}
+
+func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
+func isExists(err error) bool   { return apierrors.IsAlreadyExists(err) }

@@ -1,0 +1,206 @@
+package cacher
+
+import (
+	"context"
+	"strings"
+	"sync"
+
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"github.com/kpipe/kpipe/internal/storage/store"
+)
+
+// cacheWatcher is one watch served from the cache. The cache pushes events
+// into in without ever blocking: a watcher whose buffer is full is cut off
+// (its result channel closes, the client re-watches from its last
+// revision), so a reader that stalls never holds up the others or grows
+// memory without bound.
+type cacheWatcher struct {
+	key       string
+	recursive bool
+	pred      store.Predicate
+	bookmarks bool
+	newFunc   func() runtime.Object
+
+	in     chan event
+	result chan watch.Event
+	done   chan struct{}
+	once   sync.Once
+}
+
+// push hands e to the watcher; c.mu is held.
+func (w *cacheWatcher) push(e event, c *Cacher) {
+	if e.typ == watch.Bookmark && !w.bookmarks {
+		return
+	}
+	if e.typ != watch.Bookmark && !w.selects(e.key) {
+		return
+	}
+	select {
+	case w.in <- e:
+	default:
+		delete(c.watchers, w)
+		w.terminate()
+	}
+}
+
+func (w *cacheWatcher) selects(key string) bool {
+	if w.recursive {
+		return strings.HasPrefix(key, w.key)
+	}
+	return key == w.key
+}
+
+func (w *cacheWatcher) terminate() {
+	w.once.Do(func() { close(w.done) })
+}
+
+// Stop implements watch.Interface.
+func (w *cacheWatcher) Stop() { w.terminate() }
+
+// ResultChan implements watch.Interface.
+func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
+
+// Watch implements store.Interface. Watches from "" or "0" start with the
+// current objects as ADDED events; from a revision in the window, with the
+// window's events after it. sendInitialEvents, a revision older than the
+// window, or a cache still filling go to etcd.
+func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) (watch.Interface, error) {
+	if opts.SendInitialEvents != nil || !cleanUnder(key, c.prefix) {
+		return c.Store.Watch(ctx, key, opts)
+	}
+	rv := opts.ResourceVersion
+	if !c.fresh(ctx, rv) {
+		return c.Store.Watch(ctx, key, opts)
+	}
+	if opts.Recursive && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	var from int64
+	if rv != "" && rv != "0" {
+		var err error
+		if from, err = parseRev(rv); err != nil {
+			return c.Store.Watch(ctx, key, opts)
+		}
+	}
+	w := &cacheWatcher{
+		key: key, recursive: opts.Recursive, pred: opts.Predicate, bookmarks: opts.ProgressNotify,
+		newFunc: c.New,
+		in:      make(chan event, watcherBuffer),
+		result:  make(chan watch.Event),
+		done:    make(chan struct{}),
+	}
+	c.mu.Lock()
+	if !c.ready || (from != 0 && from < c.oldest) {
+		c.mu.Unlock()
+		return c.Store.Watch(ctx, key, opts)
+	}
+	var initial []event
+	if from == 0 {
+		for _, k := range c.keys {
+			if w.selects(k) {
+				initial = append(initial, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
+			}
+		}
+	} else {
+		for _, e := range c.events {
+			if e.rev > from && w.selects(e.key) {
+				initial = append(initial, e)
+			}
+		}
+	}
+	c.watchers[w] = struct{}{}
+	c.mu.Unlock()
+
+	go func() {
+		<-w.done
+		c.mu.Lock()
+		delete(c.watchers, w)
+		c.mu.Unlock()
+	}()
+	go w.serve(ctx, initial)
+	return w, nil
+}
+
+// serve sends the initial events, then the pushed ones, each through the
+// selectors with kube's transitions, until the watch stops.
+func (w *cacheWatcher) serve(ctx context.Context, initial []event) {
+	defer close(w.result)
+	send := func(e event) bool {
+		out, ok := w.convert(e)
+		if !ok {
+			return true
+		}
+		select {
+		case w.result <- out:
+			return true
+		case <-w.done:
+			return false
+		case <-ctx.Done():
+			w.terminate()
+			return false
+		}
+	}
+	for _, e := range initial {
+		if !send(e) {
+			return
+		}
+	}
+	for {
+		select {
+		case e := <-w.in:
+			if !send(e) {
+				return
+			}
+		case <-w.done:
+			return
+		case <-ctx.Done():
+			w.terminate()
+			return
+		}
+	}
+}
+
+// convert applies the selectors as kube's cacheWatcher does: an object
+// that starts matching is ADDED, one that stops matching is DELETED with
+// its previous state at the event's revision. Objects are copies: the
+// encoder may touch them, and other watchers share the cache's.
+func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
+	if e.typ == watch.Bookmark {
+		obj := w.newFunc()
+		if m, err := meta.Accessor(obj); err == nil {
+			m.SetResourceVersion(revString(e.rev))
+		}
+		return watch.Event{Type: watch.Bookmark, Object: obj}, true
+	}
+	cur := w.matches(e.obj)
+	if e.typ == watch.Deleted {
+		if !cur {
+			return watch.Event{}, false
+		}
+		return watch.Event{Type: watch.Deleted, Object: e.obj.DeepCopyObject()}, true
+	}
+	old := e.prev != nil && w.matches(e.prev)
+	switch {
+	case cur && (e.prev == nil || e.typ == watch.Added):
+		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+	case cur && old:
+		return watch.Event{Type: watch.Modified, Object: e.obj.DeepCopyObject()}, true
+	case cur:
+		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+	case old:
+		prev := e.prev.DeepCopyObject()
+		if m, err := meta.Accessor(prev); err == nil {
+			m.SetResourceVersion(revString(e.rev))
+		}
+		return watch.Event{Type: watch.Deleted, Object: prev}, true
+	}
+	return watch.Event{}, false
+}
+
+func (w *cacheWatcher) matches(obj runtime.Object) bool {
+	ok, err := w.pred.Matches(obj)
+	return err == nil && ok
+}
