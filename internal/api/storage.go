@@ -12,6 +12,9 @@ import (
 // are stored as JSON in their served version, as kube stores them.
 func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg prometheus.Registerer, log *zap.Logger) {
 	for _, res := range r.list {
+		if res.Create != nil {
+			continue // virtual: nothing to store
+		}
 		codec := store.NewJSONCodec(Scheme, res.GroupVersion)
 		res.Store = store.New(client, codec, res.New, res.NewList, res.StoragePrefix(prefix), res.GroupResource(),
 			store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name)))

@@ -24,7 +24,6 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api"
-	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
@@ -65,6 +64,9 @@ type Server struct {
 	backend *backend.Backend
 	// resources are the served resources with their stores.
 	resources *api.Registry
+	// access wires the access review APIs, TokenRequest and the RBAC
+	// escalation check to the stages.
+	access    *access
 	discovery *api.Discovery
 	engine    *pipeline.Engine
 	reloader  *reloader
@@ -166,7 +168,7 @@ func (s *Server) startPKI(context.Context) error {
 	for _, run := range p.runners {
 		s.goBackground(run)
 	}
-	return nil
+	return s.setupServiceAccounts()
 }
 
 func (s *Server) startStorage(ctx context.Context) error {
@@ -180,7 +182,7 @@ func (s *Server) startStorage(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	s.backend = b
-	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
+	s.resources = api.NewRegistry(api.Resources(s.resourceOptions()))
 	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"))
 	s.goBackground(s.countObjects)
 	return nil
@@ -211,13 +213,15 @@ func (s *Server) startPipeline(context.Context) error {
 		Metrics:  s.metrics,
 		Context:  s.ctx,
 		Shared: &pipeline.Shared{
-			ClientCA:      s.pki.clientCAs,
-			LoopbackToken: token,
-			StateDir:      s.cfg.StateDir,
-			Stopping:      s.stopping,
-			Resources:     s.resources,
-			StoragePrefix: s.cfg.Storage.Prefix,
-			Authorizer:    &auth.Holder{},
+			ClientCA:        s.pki.clientCAs,
+			LoopbackToken:   token,
+			StateDir:        s.cfg.StateDir,
+			Stopping:        s.stopping,
+			Resources:       s.resources,
+			StoragePrefix:   s.cfg.Storage.Prefix,
+			Authorizer:      s.access.authorizer,
+			Authenticator:   s.access.authenticator,
+			ServiceAccounts: s.access.tokens,
 		},
 		Next:        routes,
 		OnProvision: s.onProvision,
