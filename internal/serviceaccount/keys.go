@@ -3,6 +3,7 @@ package serviceaccount
 import (
 	"crypto"
 	"crypto/ecdsa"
+	"crypto/elliptic"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/sha256"
@@ -21,8 +22,9 @@ const (
 	GeneratedPubKey = "sa.pub"
 )
 
-// LoadOrCreateKey reads dir/sa.key, or generates an RSA key there (and
-// dir/sa.pub beside it) on first start, as kubeadm provisions one.
+// LoadOrCreateKey reads dir/sa.key, or generates one there (and dir/sa.pub
+// beside it) on first start, as kubeadm provisions one. It is ECDSA P-256
+// (tokens are ES256, which kube accepts): quick to generate, unlike RSA.
 func LoadOrCreateKey(dir string) (crypto.Signer, bool, error) {
 	path := filepath.Join(dir, GeneratedKey)
 	if _, err := os.Stat(path); err == nil {
@@ -31,7 +33,7 @@ func LoadOrCreateKey(dir string) (crypto.Signer, bool, error) {
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, false, fmt.Errorf("service account key: %w", err)
 	}
