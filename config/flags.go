@@ -36,6 +36,11 @@ var flagKeys = []struct {
 	{"encryption-provider-config", "storage.encryptionProviderConfig", "EncryptionConfiguration file: which resources are encrypted at rest, and how"},
 	{"service-cluster-ip-range", "services.clusterIPRange", "CIDR from which Service cluster IPs are allocated"},
 	{"service-node-port-range", "services.nodePortRange", "port range for NodePort Services"},
+	{"service-account-issuer", "serviceAccount.issuer", "iss of issued service account tokens"},
+	{"api-audiences", "serviceAccount.apiAudiences", "comma-separated audiences the API accepts tokens for; empty means the issuer"},
+	{"service-account-signing-key-file", "serviceAccount.signingKeyFile", "private key that signs service account tokens; generated under stateDir/pki when empty"},
+	{"service-account-key-file", "serviceAccount.keyFiles", "comma-separated files of public keys that verify service account tokens"},
+	{"service-account-max-token-expiration", "serviceAccount.maxTokenExpiration", "longest TokenRequest duration; 0 is no cap"},
 	{"log-level", "log.level", "debug, info, warn or error"},
 	{"log-format", "log.format", "json or console"},
 }

@@ -15,8 +15,10 @@ type Config struct {
 	TLS      TLS      `koanf:"tls"`
 	Storage  Storage  `koanf:"storage"`
 	Services Services `koanf:"services"`
-	Log      Log      `koanf:"log"`
-	Tracing  Tracing  `koanf:"tracing"`
+	// ServiceAccount is how service account tokens are signed and checked.
+	ServiceAccount ServiceAccount `koanf:"serviceAccount"`
+	Log            Log            `koanf:"log"`
+	Tracing        Tracing        `koanf:"tracing"`
 	// Pipeline is the request path, in order. Each entry names a stage plugin.
 	Pipeline []Entry `koanf:"pipeline"`
 	// PostStartHooks run once the listener serves.
@@ -110,6 +112,24 @@ type Services struct {
 	NodePortRange  string `koanf:"nodePortRange"`
 }
 
+// ServiceAccount holds kube-apiserver's service account token flags.
+type ServiceAccount struct {
+	// Issuer is the tokens' iss (--service-account-issuer).
+	Issuer string `koanf:"issuer"`
+	// APIAudiences are the audiences the API accepts tokens for
+	// (--api-audiences); empty means the issuer.
+	APIAudiences []string `koanf:"apiAudiences"`
+	// SigningKeyFile signs issued tokens (--service-account-signing-key-file);
+	// empty means stateDir/pki/sa.key, generated on first start.
+	SigningKeyFile string `koanf:"signingKeyFile"`
+	// KeyFiles hold further public keys that verify tokens
+	// (--service-account-key-file).
+	KeyFiles []string `koanf:"keyFiles"`
+	// MaxTokenExpiration caps a TokenRequest's duration
+	// (--service-account-max-token-expiration); 0 is no cap.
+	MaxTokenExpiration Duration `koanf:"maxTokenExpiration"`
+}
+
 // Log is zap's set-up.
 type Log struct {
 	Level  string `koanf:"level"`
@@ -148,6 +168,11 @@ func Default() *Config {
 		Services: Services{
 			ClusterIPRange: "10.96.0.0/12",
 			NodePortRange:  "30000-32767",
+		},
+		ServiceAccount: ServiceAccount{
+			Issuer:       "https://kubernetes.default.svc.cluster.local",
+			APIAudiences: []string{},
+			KeyFiles:     []string{},
 		},
 		Log:            Log{Level: "info", Format: "json"},
 		Pipeline:       entries(DefaultPipeline...),

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Validate checks values that decode fine but cannot work. Every error is a
@@ -51,6 +52,13 @@ func (c *Config) Validate() error {
 	}
 	if _, err := CipherSuites(c.TLS.CipherSuites); err != nil {
 		add("tls.cipherSuites", "%v", err)
+	}
+
+	if strings.TrimSpace(c.ServiceAccount.Issuer) == "" {
+		add("serviceAccount.issuer", "must not be empty")
+	}
+	if d := c.ServiceAccount.MaxTokenExpiration; d != 0 && (d < time.Hour || d > (1<<32)*time.Second) {
+		add("serviceAccount.maxTokenExpiration", "must be between 1 hour and 2^32 seconds, got %s", d)
 	}
 
 	if !strings.HasPrefix(c.Storage.Prefix, "/") {

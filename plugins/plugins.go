@@ -11,6 +11,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
+	"github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
 	"github.com/kpipe/kpipe/plugins/authorization"
@@ -42,6 +43,7 @@ func Registry() *pipeline.Registry {
 		x509.Register,
 		tokenfile.Register,
 		anonymous.Register,
+		serviceaccount.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,

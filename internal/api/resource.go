@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"fmt"
 	"path"
 	"sort"
@@ -47,8 +48,35 @@ type Resource struct {
 	// metadata.namespace.
 	FieldAttrs func(runtime.Object) fields.Set
 
+	// Create, when set, makes the resource virtual: nothing is stored, and
+	// the terminal stage answers a create with what Create returns, as
+	// kube's access reviews do. Verbs must then be just "create".
+	Create CreateFunc
+	// WriteCheck, when set, runs in the terminal stage before a create or
+	// update is stored, where no list in apiserver.yaml can switch it off,
+	// as kube's registry-level RBAC escalation check.
+	WriteCheck func(ctx context.Context, obj, old runtime.Object) error
+
 	// Store is the resource's storage, attached by the server at start.
 	Store store.Interface
+}
+
+// CreateFunc answers a create of a virtual resource or subresource. obj
+// is the decoded object, past admission and validation; namespace and name
+// are the URL's (name is the parent object's for a subresource). The
+// result is sent with 201 Created.
+type CreateFunc func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error)
+
+// VirtualCreate returns the Create func that answers the resource, or its
+// subresource sub, instead of storage; nil when it is stored.
+func (r *Resource) VirtualCreate(sub string) CreateFunc {
+	if sub == "" {
+		return r.Create
+	}
+	if s := r.Subresources[sub]; s != nil {
+		return s.Create
+	}
+	return nil
 }
 
 // Subresource is a path below an object: /status, /scale, /finalize.
@@ -62,6 +90,9 @@ type Subresource struct {
 	// Strategy of writes to the subresource; nil means GenericStatus for
 	// status.
 	Strategy StatusStrategy
+	// Create, when set, makes the subresource virtual (TokenRequest): see
+	// Resource.Create.
+	Create CreateFunc
 }
 
 // GroupVersionKind of the resource's objects.

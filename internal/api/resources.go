@@ -1,6 +1,7 @@
 package api
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -27,6 +28,14 @@ var (
 type Options struct {
 	// EventTTL is how long Events live.
 	EventTTL time.Duration
+	// Reviews answer the access review resources, by resource name
+	// (SelfSubjectReviews...); a missing one answers 503.
+	Reviews map[string]CreateFunc
+	// TokenRequest answers serviceaccounts/token.
+	TokenRequest CreateFunc
+	// RBACWriteCheck guards every create and update of Roles,
+	// ClusterRoles and their bindings: kube's escalation check.
+	RBACWriteCheck func(ctx context.Context, obj, old runtime.Object) error
 }
 
 // Resources returns the served resources. Adding one is an entry here
@@ -47,7 +56,7 @@ func Resources(o Options) []*Resource {
 	withGeneration := Generic{HasStatus: true, Generation: true}
 	plain := Generic{}
 
-	return []*Resource{
+	return append(reviews(o), []*Resource{
 		{GroupVersion: coreV1, Name: "namespaces", ReturnDeletedObject: true, SingularName: "namespace", Kind: "Namespace", ShortNames: []string{"ns"},
 			Verbs:        []string{"create", "delete", "get", "list", "patch", "update", "watch"},
 			Subresources: subs(status(coreV1, "Namespace"), &Subresource{Name: "finalize", Kind: "Namespace", GroupVersion: coreV1, Verbs: []string{"update"}, Strategy: namespaceFinalize{}}),
@@ -74,7 +83,7 @@ func Resources(o Options) []*Resource {
 				return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
 			}},
 		{GroupVersion: coreV1, Name: "serviceaccounts", ReturnDeletedObject: true, SingularName: "serviceaccount", Kind: "ServiceAccount", Namespaced: true, ShortNames: []string{"sa"},
-			Verbs: allVerbs, Strategy: plain},
+			Verbs: allVerbs, Strategy: plain, Subresources: subs(tokenSubresource(o))},
 		{GroupVersion: coreV1, Name: "events", SingularName: "event", Kind: "Event", Namespaced: true, ShortNames: []string{"ev"},
 			Verbs: allVerbs, Strategy: plain, AllowCreateOnUpdate: true, FieldAttrs: eventFields,
 			TTL: func(runtime.Object) time.Duration { return o.EventTTL }},
@@ -111,16 +120,16 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: schema.GroupVersion{Group: "discovery.k8s.io", Version: "v1"}, Name: "endpointslices", SingularName: "endpointslice", Kind: "EndpointSlice", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},
 
-		{GroupVersion: rbacV1, Name: "roles", SingularName: "role", Kind: "Role", Namespaced: true, Verbs: allVerbs, Strategy: plain},
-		{GroupVersion: rbacV1, Name: "rolebindings", SingularName: "rolebinding", Kind: "RoleBinding", Namespaced: true, Verbs: allVerbs, Strategy: plain},
-		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole", Verbs: allVerbs, Strategy: plain},
-		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain},
+		{GroupVersion: rbacV1, Name: "roles", SingularName: "role", Kind: "Role", Namespaced: true, Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
+		{GroupVersion: rbacV1, Name: "rolebindings", SingularName: "rolebinding", Kind: "RoleBinding", Namespaced: true, Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
+		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
+		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 
 		{GroupVersion: admissionV1, Name: "mutatingwebhookconfigurations", SingularName: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration",
 			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
 		{GroupVersion: admissionV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
 			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
-	}
+	}...)
 }
 
 var (

@@ -31,6 +31,9 @@ func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg pro
 		cm = cacher.NewMetrics(reg)
 	}
 	for _, res := range r.list {
+		if res.Create != nil {
+			continue // virtual: nothing to store
+		}
 		codec := store.NewJSONCodec(Scheme, res.GroupVersion)
 		opts := []store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name))}
 		gr := res.GroupResource()

@@ -19,6 +19,7 @@ import (
 	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/server/healthz"
+	"github.com/kpipe/kpipe/internal/serviceaccount"
 )
 
 // Kind says in which list a plugin may appear.
@@ -178,6 +179,12 @@ type Shared struct {
 	// Authorizer is the authorization stage's current decision, for
 	// impersonation and the access review APIs.
 	Authorizer *auth.Holder
+	// Authenticator is the authentication stage's current authenticator,
+	// for TokenReview.
+	Authenticator *auth.AuthenticatorHolder
+	// ServiceAccounts signs and verifies service account tokens with the
+	// server's keys; nil when the server has none.
+	ServiceAccounts *serviceaccount.Tokens
 }
 
 // Register registers c on the env's registry, or returns the collector

@@ -24,7 +24,6 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api"
-	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
@@ -67,14 +66,17 @@ type Server struct {
 	resources *api.Registry
 	// stopCaches stops the watch caches before etcd closes.
 	stopCaches func()
-	discovery  *api.Discovery
-	engine     *pipeline.Engine
-	reloader   *reloader
-	http       *http.Server
-	ln         net.Listener
-	url        string
-	loopback   *rest.Config
-	shutdown   *healthz.ShutdownCheck
+	// access wires the access review APIs, TokenRequest and the RBAC
+	// escalation check to the stages.
+	access    *access
+	discovery *api.Discovery
+	engine    *pipeline.Engine
+	reloader  *reloader
+	http      *http.Server
+	ln        net.Listener
+	url       string
+	loopback  *rest.Config
+	shutdown  *healthz.ShutdownCheck
 	// stopping closes when the listener starts draining, so long-running
 	// requests (watches) end and let the drain finish.
 	stopping   chan struct{}
@@ -168,7 +170,7 @@ func (s *Server) startPKI(context.Context) error {
 	for _, run := range p.runners {
 		s.goBackground(run)
 	}
-	return nil
+	return s.setupServiceAccounts()
 }
 
 func (s *Server) startStorage(ctx context.Context) error {
@@ -182,7 +184,7 @@ func (s *Server) startStorage(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	s.backend = b
-	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
+	s.resources = api.NewRegistry(api.Resources(s.resourceOptions()))
 	enc, err := LoadEncryption(s.cfg)
 	if err != nil {
 		return err
@@ -223,13 +225,15 @@ func (s *Server) startPipeline(context.Context) error {
 		Metrics:  s.metrics,
 		Context:  s.ctx,
 		Shared: &pipeline.Shared{
-			ClientCA:      s.pki.clientCAs,
-			LoopbackToken: token,
-			StateDir:      s.cfg.StateDir,
-			Stopping:      s.stopping,
-			Resources:     s.resources,
-			StoragePrefix: s.cfg.Storage.Prefix,
-			Authorizer:    &auth.Holder{},
+			ClientCA:        s.pki.clientCAs,
+			LoopbackToken:   token,
+			StateDir:        s.cfg.StateDir,
+			Stopping:        s.stopping,
+			Resources:       s.resources,
+			StoragePrefix:   s.cfg.Storage.Prefix,
+			Authorizer:      s.access.authorizer,
+			Authenticator:   s.access.authenticator,
+			ServiceAccounts: s.access.tokens,
 		},
 		Next:        routes,
 		OnProvision: s.onProvision,

@@ -49,6 +49,7 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 	}
 	if env.Shared != nil {
 		s.loopbackToken = env.Shared.LoopbackToken
+		env.Shared.Authenticator.Set(s)
 	}
 	s.log = env.Log
 	if s.log == nil {

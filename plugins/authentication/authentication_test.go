@@ -17,6 +17,7 @@ import (
 	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
+	"github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
 )
 
@@ -45,6 +46,7 @@ func registry() *pipeline.Registry {
 	authentication.Register(reg)
 	anonymous.Register(reg)
 	x509.Register(reg)
+	serviceaccount.Register(reg)
 	for _, name := range []string{"fake-a", "fake-b"} {
 		reg.MustRegister(pipeline.Plugin{
 			Name: name, Kind: pipeline.KindAuthenticator,
@@ -235,7 +237,7 @@ func TestDefaults(t *testing.T) {
 	for _, c := range in.Nested["authenticators"] {
 		names = append(names, c.Plugin.Name)
 	}
-	if want := []string{"x509", "anonymous"}; !reflect.DeepEqual(names, want) {
+	if want := []string{"x509", "service-account", "anonymous"}; !reflect.DeepEqual(names, want) {
 		t.Errorf("default authenticators = %v, want %v", names, want)
 	}
 }

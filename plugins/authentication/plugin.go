@@ -21,7 +21,7 @@ func Register(r *pipeline.Registry) {
 		New:         func(any) (any, error) { return &Stage{}, nil },
 		Nested:      map[string]pipeline.Kind{"authenticators": pipeline.KindAuthenticator},
 		NestedDefaults: map[string][]config.Entry{
-			"authenticators": {{Name: "x509"}, {Name: "anonymous"}},
+			"authenticators": {{Name: "x509"}, {Name: "service-account"}, {Name: "anonymous"}},
 		},
 		Requires: []string{"request-info"},
 	})

@@ -166,12 +166,18 @@ func (d *Decoder) write(r *http.Request, info *request.RequestInfo, res *api.Res
 		}
 	}
 	if info.Verb == "create" {
-		if info.Name != "" {
+		switch {
+		case info.Subresource != "":
+			// A create below an object (serviceaccounts/x/token) is named
+			// by the URL.
+			op.Name = info.Name
+		case info.Name != "":
 			// POST to a named path is kube's "create with name in URL" for
 			// subresources only; a plain create names the object in its body.
 			return nil, apierrors.NewMethodNotSupported(res.GroupResource(), "create")
+		default:
+			op.Name = m.GetName()
 		}
-		op.Name = m.GetName()
 	} else if m.GetName() != info.Name {
 		if m.GetName() == "" {
 			m.SetName(info.Name)

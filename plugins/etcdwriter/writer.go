@@ -73,6 +73,12 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	if !res.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
 		return notFound()
 	}
+	if create := res.VirtualCreate(info.Subresource); create != nil {
+		if info.Verb != "create" {
+			return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
+		}
+		return wr.createVirtual(w, r, res, info, create)
+	}
 	switch info.Verb {
 	case "get":
 		if info.Subresource == "scale" {
@@ -143,6 +149,9 @@ func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resour
 	if err != nil {
 		return err
 	}
+	if err := checkWrite(r, res, op); err != nil {
+		return err
+	}
 	m, _ := meta.Accessor(op.Object)
 	var ttl time.Duration
 	if res.TTL != nil {
@@ -197,6 +206,9 @@ func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resour
 	if op.Created {
 		// PUT of a missing object where the type allows it is a create.
 		return wr.create(w, r, res)
+	}
+	if err := checkWrite(r, res, op); err != nil {
+		return err
 	}
 	m, _ := meta.Accessor(op.Object)
 	old, _ := meta.Accessor(op.Old)

@@ -92,6 +92,11 @@ func managed(op *request.Operation) bool {
 	if op.DeleteOptions != nil || (op.Object == nil && op.PatchType != types.ApplyYAMLPatchType) {
 		return false
 	}
+	// Virtual resources (access reviews) store nothing, and the type
+	// converter has no schema for them.
+	if op.Resource.VirtualCreate(op.Subresource) != nil {
+		return false
+	}
 	sub := op.Resource.Subresources[op.Subresource]
 	return op.Subresource == "" || (sub != nil && sub.Kind == op.Resource.Kind)
 }

@@ -30,7 +30,9 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op, ok := request.OperationFrom(r.Context())
 		// Scale is checked where it is applied to its parent.
-		if !ok || op.Object == nil || op.Subresource == "scale" {
+		// Virtual resources (access reviews, TokenRequest) are never
+		// stored: their handlers check what they are sent.
+		if !ok || op.Object == nil || op.Subresource == "scale" || op.Resource.VirtualCreate(op.Subresource) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}

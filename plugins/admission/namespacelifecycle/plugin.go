@@ -71,6 +71,9 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if a.Operation != admission.Create || info.Namespace == "" || !a.Op.Resource.Namespaced {
 		return nil
 	}
+	if info.APIGroup == "authorization.k8s.io" && info.Resource == "localsubjectaccessreviews" {
+		return nil // kube's access review exemption: nothing is created
+	}
 	ns := &corev1.Namespace{}
 	err := p.namespaces.Store.Get(ctx, p.namespaces.Key(p.prefix, "", info.Namespace), store.GetOptions{}, ns)
 	if err != nil {

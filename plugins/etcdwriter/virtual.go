@@ -1,0 +1,37 @@
+package etcdwriter
+
+import (
+	"net/http"
+
+	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/request"
+)
+
+// createVirtual answers a create of a virtual resource or subresource
+// (access reviews, TokenRequest): its handler's answer, nothing stored.
+// A dry run gets the same answer: the handlers write nothing either way.
+func (wr *Writer) createVirtual(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo, create api.CreateFunc) error {
+	op, out, err := writeSetup(r)
+	if err != nil {
+		return err
+	}
+	obj, err := create(r.Context(), info.Namespace, info.Name, op.Object)
+	if err != nil {
+		return err
+	}
+	gv := res.GroupVersion
+	if sub := res.Subresources[info.Subresource]; sub != nil {
+		gv = sub.GroupVersion
+	}
+	addWarnings(w, op.Warnings)
+	return out.Encode(w, http.StatusCreated, obj, gv)
+}
+
+// checkWrite runs the resource's WriteCheck, if it has one, on the object
+// about to be stored.
+func checkWrite(r *http.Request, res *api.Resource, op *request.Operation) error {
+	if res.WriteCheck == nil {
+		return nil
+	}
+	return res.WriteCheck(r.Context(), op.Object, op.Old)
+}
