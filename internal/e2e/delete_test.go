@@ -384,4 +384,3 @@ func TestPropagationPolicy(t *testing.T) {
 		}
 	})
 }
-
