@@ -77,6 +77,10 @@ type Storage struct {
 	// EventTTL is how long Events live, through etcd leases.
 	EventTTL Duration `koanf:"eventTTL"`
 	Etcd     Etcd     `koanf:"etcd"`
+	// BookmarkInterval is how often a watch with allowWatchBookmarks gets
+	// a BOOKMARK when nothing changes; 0 means a minute, as in kube. Not
+	// read from files or the environment: tests shorten it.
+	BookmarkInterval time.Duration `koanf:"-"`
 }
 
 // Etcd says where etcd is. No endpoints means an embedded etcd under stateDir/etcd.

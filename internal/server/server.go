@@ -28,6 +28,7 @@ import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
+	"github.com/kpipe/kpipe/internal/storage/store"
 	"github.com/kpipe/kpipe/internal/tracing"
 )
 
@@ -181,7 +182,10 @@ func (s *Server) startStorage(ctx context.Context) error {
 	}
 	s.backend = b
 	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
-	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"))
+	// One progress requester for all stores: they share the client's
+	// watch stream, and one request reaches every watch on it.
+	progress := store.NewProgressRequester(b.Client, s.cfg.Storage.BookmarkInterval, s.log.Named("storage"))
+	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"), store.WithProgressRequester(progress))
 	s.goBackground(s.countObjects)
 	return nil
 }
