@@ -2,11 +2,13 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -88,6 +90,45 @@ func TestKubectlGetWatchAndRolloutStatus(t *testing.T) {
 			t.Fatalf("kubectl rollout status: %v\n%s", err, out)
 		}
 	})
+}
+
+// TestKubectlDeleteWaits covers kubectl's deletes that wait for the
+// object to go: an unscheduled pod (gone at once, kube's grace rules), a
+// scheduled pod forced with --grace-period=0 --force, and a namespace with
+// 50 objects, emptied by the namespace controller.
+func TestKubectlDeleteWaits(t *testing.T) {
+	ts, cs := apiServer(t)
+	ctx := context.Background()
+	namespace(t, cs, "kdel")
+	run := func(args ...string) string {
+		t.Helper()
+		out, err := kubectl(t, ts, args...)
+		if err != nil {
+			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+		return out
+	}
+	pods := cs.CoreV1().Pods("kdel")
+	if _, err := pods.Create(ctx, testPod("loose", "", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pods.Create(ctx, testPod("bound", "node-1", nil), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustContain(t, "delete an unscheduled pod", run("-n", "kdel", "delete", "pod", "loose"), `pod "loose" deleted`)
+	out := run("-n", "kdel", "delete", "pod", "bound", "--grace-period=0", "--force")
+	mustContain(t, "force delete", out, "Immediate deletion does not wait for confirmation", `pod "bound" force deleted`)
+
+	for i := 0; i < 50; i++ {
+		c := cm(fmt.Sprintf("cm-%d", i), nil)
+		if _, err := cs.CoreV1().ConfigMaps("kdel").Create(ctx, c, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mustContain(t, "delete namespace", run("delete", "namespace", "kdel"), `namespace "kdel" deleted`)
+	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kdel", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
+		t.Errorf("namespace after kubectl delete returned: %v", err)
+	}
 }
 
 func ptrInt32(v int32) *int32 { return &v }
