@@ -10,20 +10,22 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-// TestConcurrentApplyCreates races ten server-side applies to create the
-// same missing object, several times over. In kube the losers' creates
+// testConcurrentApplyCreates races ten server-side applies to create the
+// same missing object, three times over. In kube the losers' creates
 // fail inside GuaranteedUpdate and retry as updates of the winner's
 // object, so every apply succeeds and every manager owns its field; none
 // gets 409 AlreadyExists.
-func TestConcurrentApplyCreates(t *testing.T) {
-	_, cs := apiServer(t)
+func testConcurrentApplyCreates(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "apply-race")
 	cms := cs.CoreV1().ConfigMaps("apply-race")
 	const appliers = 10
-	for round := 0; round < 5; round++ {
+	for round := 0; round < 3; round++ {
 		name := fmt.Sprintf("raced-%d", round)
 		start := make(chan struct{})
 		errs := make([]error, appliers)

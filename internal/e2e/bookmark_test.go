@@ -14,16 +14,30 @@ import (
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-// TestPeriodicBookmarks checks that a watch with allowWatchBookmarks gets
-// a BOOKMARK every interval even when nothing changes (kube sends one
-// about every minute; the test shortens the interval), at a revision that
-// never goes back and is never before an event already sent, while a
-// watch that did not ask gets none.
-func TestPeriodicBookmarks(t *testing.T) {
+// TestObjectLifecycle runs the tests of deletion, apply races, bookmarks,
+// goldens and the kubectl commands that watch, on one server to keep the
+// package's run time down. Its watches get a bookmark every 200ms.
+func TestObjectLifecycle(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
 		c.Storage.BookmarkInterval = 200 * time.Millisecond
 	}})
 	cs := kubernetes.NewForConfigOrDie(ts.Config)
+	t.Run("pod graceful deletion", func(t *testing.T) { testPodGracefulDeletion(t, ts, cs) })
+	t.Run("propagation policy", func(t *testing.T) { testPropagationPolicy(t, ts, cs) })
+	t.Run("concurrent apply creates", func(t *testing.T) { testConcurrentApplyCreates(t, ts, cs) })
+	t.Run("periodic bookmarks", func(t *testing.T) { testPeriodicBookmarks(t, cs) })
+	t.Run("golden patch results", func(t *testing.T) { testGoldenPatchResults(t, ts, cs) })
+	t.Run("golden apply conflict and managedFields", func(t *testing.T) { testGoldenApplyConflictAndManagedFields(t, ts, cs) })
+	t.Run("kubectl get -w and rollout status", func(t *testing.T) { testKubectlGetWatchAndRolloutStatus(t, ts, cs) })
+	t.Run("kubectl delete waits", func(t *testing.T) { testKubectlDeleteWaits(t, ts, cs) })
+}
+
+// testPeriodicBookmarks checks that a watch with allowWatchBookmarks gets
+// a BOOKMARK every interval even when nothing changes (kube sends one
+// about every minute; the test shortens the interval), at a revision that
+// never goes back and is never before an event already sent, while a
+// watch that did not ask gets none.
+func testPeriodicBookmarks(t *testing.T, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "bm")
 	cms := cs.CoreV1().ConfigMaps("bm")

@@ -11,7 +11,10 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
 func testPod(name, node string, grace *int64) *corev1.Pod {
@@ -35,12 +38,11 @@ func wantPodEvent(t *testing.T, w watch.Interface, typ watch.EventType) *corev1.
 	return p
 }
 
-// TestPodGracefulDeletion pins kube's pod strategy (CheckGracefulDelete)
+// testPodGracefulDeletion pins kube's pod strategy (CheckGracefulDelete)
 // and rest.BeforeDelete: the period comes from the delete, else from the
 // pod; unscheduled and finished pods go at once; a pending deletion may
 // only be shortened; gracePeriodSeconds=0 removes the pod.
-func TestPodGracefulDeletion(t *testing.T) {
-	_, cs := apiServer(t)
+func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "grace")
 	pods := cs.CoreV1().Pods("grace")
@@ -233,12 +235,11 @@ func TestPodGracefulDeletion(t *testing.T) {
 	})
 }
 
-// TestPropagationPolicy pins how kube records a delete's propagation
+// testPropagationPolicy pins how kube records a delete's propagation
 // policy: Orphan adds the orphan finalizer and Foreground the
 // foregroundDeletion one, keeping the object with a deletionTimestamp;
 // Background adds none; each type has its default; Events ignore it.
-func TestPropagationPolicy(t *testing.T) {
-	ts, cs := apiServer(t)
+func testPropagationPolicy(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "gc")
 	cms := cs.CoreV1().ConfigMaps("gc")

@@ -14,6 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
 // wantGolden compares got (any JSON-able value or raw JSON) with the
@@ -44,10 +46,9 @@ func wantGolden(t *testing.T, name string, got any) {
 	}
 }
 
-// TestGoldenPatchResults pins strategic merge patch results to kube's
+// testGoldenPatchResults pins strategic merge patch results to kube's
 // documented ones (the kubectl patch task's Deployment).
-func TestGoldenPatchResults(t *testing.T) {
-	_, cs := apiServer(t)
+func testGoldenPatchResults(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "golden-smp")
 	deps := cs.AppsV1().Deployments("golden-smp")
@@ -107,10 +108,9 @@ func TestGoldenPatchResults(t *testing.T) {
 	wantGolden(t, "smp-ports.json", []byte(containers[1]["ports"]))
 }
 
-// TestGoldenApplyConflictAndManagedFields pins the 409 body of a
+// testGoldenApplyConflictAndManagedFields pins the 409 body of a
 // server-side apply conflict and the managedFields kube keeps.
-func TestGoldenApplyConflictAndManagedFields(t *testing.T) {
-	_, cs := apiServer(t)
+func testGoldenApplyConflictAndManagedFields(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "golden-ssa")
 	apply := func(manager, body string) ([]byte, error) {

@@ -10,13 +10,15 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-// TestKubectlGetWatchAndRolloutStatus covers the kubectl commands that
+// testKubectlGetWatchAndRolloutStatus covers the kubectl commands that
 // read through a watch: plain `get -w` (Table rows) and `rollout status`,
 // which follows a Deployment's status until the rollout is done.
-func TestKubectlGetWatchAndRolloutStatus(t *testing.T) {
-	ts, cs := apiServer(t)
+func testKubectlGetWatchAndRolloutStatus(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "kw")
 
@@ -92,12 +94,11 @@ func TestKubectlGetWatchAndRolloutStatus(t *testing.T) {
 	})
 }
 
-// TestKubectlDeleteWaits covers kubectl's deletes that wait for the
+// testKubectlDeleteWaits covers kubectl's deletes that wait for the
 // object to go: an unscheduled pod (gone at once, kube's grace rules), a
 // scheduled pod forced with --grace-period=0 --force, and a namespace with
 // 50 objects, emptied by the namespace controller.
-func TestKubectlDeleteWaits(t *testing.T) {
-	ts, cs := apiServer(t)
+func testKubectlDeleteWaits(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
 	namespace(t, cs, "kdel")
 	run := func(args ...string) string {
