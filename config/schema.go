@@ -84,6 +84,10 @@ type Storage struct {
 	EncryptionProviderConfig string     `koanf:"encryptionProviderConfig"`
 	WatchCache               WatchCache `koanf:"watchCache"`
 	Etcd                     Etcd       `koanf:"etcd"`
+	// BookmarkInterval is how often a watch with allowWatchBookmarks gets
+	// a BOOKMARK when nothing changes; 0 means a minute, as in kube. Not
+	// read from files or the environment: tests shorten it.
+	BookmarkInterval time.Duration `koanf:"-"`
 }
 
 // WatchCache serves lists, resourceVersion=0 gets and watches from memory,

@@ -12,6 +12,8 @@ import (
 
 // StorageOptions shape each resource's storage.
 type StorageOptions struct {
+	// Store are options for every store.
+	Store []store.Option
 	// Encrypt returns a resource's transformer: encryption at rest (nil:
 	// plaintext). May be nil.
 	Encrypt func(schema.GroupResource) store.Transformer
@@ -35,7 +37,7 @@ func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg pro
 			continue // virtual: nothing to store
 		}
 		codec := store.NewJSONCodec(Scheme, res.GroupVersion)
-		opts := []store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name))}
+		opts := append([]store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name))}, o.Store...)
 		gr := res.GroupResource()
 		if o.Encrypt != nil {
 			if t := o.Encrypt(gr); t != nil {

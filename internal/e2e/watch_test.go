@@ -660,15 +660,19 @@ func TestWatchKubectl(t *testing.T) {
 
 	t.Run("delete waits with a watch", func(t *testing.T) {
 		// The finalizer keeps x after the DELETE, so kubectl watches it by
-		// name until it goes; it goes straight from etcd, as finalizers
-		// are not handled yet.
+		// name until it goes: when an update removes the finalizer.
 		kctx, cancel := context.WithTimeout(ctx, 20*time.Second)
 		defer cancel()
 		lines, wait := startKubectl(kctx, t, ts, "delete", "configmap", "x", "-n", "w-kubectl", "-v=6")
 		out := waitLine(kctx, t, lines, "the watch", func(l string) bool {
 			return strings.Contains(l, "watch=true") && strings.Contains(l, "fieldSelector=metadata.name%3Dx")
 		})
-		if _, err := ts.Backend().Client.Delete(ctx, ts.Settings().Storage.Prefix+"/configmaps/w-kubectl/x"); err != nil {
+		held, err := cms.Get(ctx, "x", metav1.GetOptions{})
+		if err != nil || held.DeletionTimestamp == nil {
+			t.Fatalf("x while kubectl waits: %v %+v", err, held)
+		}
+		held.Finalizers = nil
+		if _, err := cms.Update(ctx, held, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		for l := range lines {

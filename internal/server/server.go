@@ -27,6 +27,7 @@ import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
+	"github.com/kpipe/kpipe/internal/storage/store"
 	"github.com/kpipe/kpipe/internal/tracing"
 )
 
@@ -192,9 +193,13 @@ func (s *Server) startStorage(ctx context.Context) error {
 	if err := checkCacheNames(s.cfg.Storage.WatchCache, s.resources); err != nil {
 		return err
 	}
+	// One progress requester for all stores: they share the client's
+	// watch stream, and one request reaches every watch on it.
+	progress := store.NewProgressRequester(b.Client, s.cfg.Storage.BookmarkInterval, s.log.Named("storage"))
 	s.stopCaches = s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"), api.StorageOptions{
 		Encrypt: enc.For,
 		Cache:   watchCached(s.cfg.Storage.WatchCache),
+		Store:   []store.Option{store.WithProgressRequester(progress)},
 	})
 	s.goBackground(s.countObjects)
 	return nil

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
@@ -294,15 +295,9 @@ func (d *Decoder) delete(r *http.Request, info *request.RequestInfo, res *api.Re
 	} else if err := api.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, opts); err != nil {
 		return nil, apierrors.NewBadRequest(err.Error())
 	}
-	var errs field.ErrorList
-	for i, v := range opts.DryRun {
-		if v != metav1.DryRunAll {
-			errs = append(errs, field.NotSupported(field.NewPath("dryRun").Index(i), v, []string{metav1.DryRunAll}))
-		}
-	}
-	if opts.OrphanDependents != nil && opts.PropagationPolicy != nil {
-		errs = append(errs, field.Invalid(field.NewPath("propagationPolicy"), opts.PropagationPolicy, "orphanDependents and deletionPropagation cannot be both set"))
-	}
+	// The unsafe-delete option is behind a feature kube leaves off.
+	opts.IgnoreStoreReadErrorWithClusterBreakingPotential = nil
+	errs := metav1validation.ValidateDeleteOptions(opts)
 	if len(errs) > 0 {
 		return nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "DeleteOptions"}, "", errs)
 	}

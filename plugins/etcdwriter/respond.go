@@ -148,10 +148,3 @@ func hasSpecFinalizers(obj runtime.Object) bool {
 	ns, ok := obj.(*corev1.Namespace)
 	return ok && len(ns.Spec.Finalizers) > 0
 }
-
-// markTerminating turns a namespace being deleted Terminating.
-func markTerminating(obj runtime.Object) {
-	if ns, ok := obj.(*corev1.Namespace); ok {
-		ns.Status.Phase = corev1.NamespaceTerminating
-	}
-}

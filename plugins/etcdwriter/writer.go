@@ -175,6 +175,13 @@ func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resour
 				m.SetName(api.GenerateName(m.GetGenerateName()))
 				continue
 			}
+			if apierrors.IsAlreadyExists(err) && op.Created {
+				// An update or apply that creates lost the race to another
+				// create: it runs again as an update of what won, as
+				// kube's GuaranteedUpdate retries on the new object.
+				op.Retry = true
+				return nil
+			}
 			if apierrors.IsAlreadyExists(err) {
 				return beingDeleted(r.Context(), res, key, err)
 			}
@@ -226,7 +233,7 @@ func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resour
 		ttl = &t
 	}
 	key := res.Key(wr.prefix, op.Namespace, op.Name)
-	if m.GetDeletionTimestamp() != nil && len(m.GetFinalizers()) == 0 && !hasSpecFinalizers(op.Object) {
+	if deleteDuringUpdate(op.Object, op.Old) {
 		// The update removed the last finalizer of an object being
 		// deleted: it goes now, on the revision the stages saw, as kube's
 		// store deletes during such an update.
@@ -276,144 +283,6 @@ var errStale = fmt.Errorf("the object changed")
 func conflict(res *api.Resource, name string) error {
 	return apierrors.NewConflict(res.GroupResource(), name,
 		fmt.Errorf("the object has been modified; please apply your changes to the latest version and try again"))
-}
-
-func (wr *Writer) delete(w http.ResponseWriter, r *http.Request, res *api.Resource) error {
-	op, out, err := writeSetup(r)
-	if err != nil {
-		return err
-	}
-	key := res.Key(wr.prefix, op.Namespace, op.Name)
-	pre := preconditions(op.DeleteOptions)
-	// Objects with finalizers, and namespaces, are marked for deletion and
-	// stay until their finalizers are removed.
-	if held(op.Old) {
-		return wr.markDeleted(w, r, op, out, res, key, pre)
-	}
-	if op.DryRun {
-		return respondDeleted(w, r, out, res, op.Old)
-	}
-	deleted := res.New()
-	if err := res.Store.Delete(r.Context(), key, deleted, pre, nil); err != nil {
-		return err
-	}
-	return respondDeleted(w, r, out, res, deleted)
-}
-
-// markDeleted sets deletionTimestamp on an object with finalizers, as
-// kube's graceful deletion does; a namespace also turns Terminating.
-func (wr *Writer) markDeleted(w http.ResponseWriter, r *http.Request, op *request.Operation, out api.Output, res *api.Resource, key string, pre *store.Preconditions) error {
-	if op.DryRun {
-		markForDeletion(op.Old)
-		return respond(w, r, out, http.StatusOK, res, op.Old)
-	}
-	stored, err := markStored(r.Context(), res, key, pre)
-	if err != nil {
-		return err
-	}
-	return respond(w, r, out, http.StatusOK, res, stored)
-}
-
-// markForDeletion sets deletionTimestamp (once) and, on a namespace, the
-// Terminating phase.
-func markForDeletion(obj runtime.Object) {
-	m, _ := meta.Accessor(obj)
-	if m.GetDeletionTimestamp() == nil {
-		now := metav1.NewTime(time.Now().Truncate(time.Second))
-		m.SetDeletionTimestamp(&now)
-		zero := int64(0)
-		m.SetDeletionGracePeriodSeconds(&zero)
-	}
-	markTerminating(obj)
-}
-
-// markStored marks the stored object at key for deletion.
-func markStored(ctx context.Context, res *api.Resource, key string, pre *store.Preconditions) (runtime.Object, error) {
-	stored := res.New()
-	err := res.Store.GuaranteedUpdate(ctx, key, stored, false, pre, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
-		markForDeletion(current)
-		return current, nil, nil
-	})
-	return stored, err
-}
-
-// held reports an object its finalizers keep after a delete.
-func held(obj runtime.Object) bool {
-	m, err := meta.Accessor(obj)
-	return err == nil && len(m.GetFinalizers()) > 0 || hasSpecFinalizers(obj)
-}
-
-func (wr *Writer) deleteCollection(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
-	op, out, err := writeSetup(r)
-	if err != nil {
-		return err
-	}
-	pred, opts, err := listOptions(r, res)
-	if err != nil {
-		return err
-	}
-	pred.Limit, pred.Continue = 0, ""
-	list := res.NewList()
-	if err := res.Store.GetList(r.Context(), res.CollectionKey(wr.prefix, info.Namespace), store.ListOptions{
-		ResourceVersion: opts.ResourceVersion, ResourceVersionMatch: opts.ResourceVersionMatch,
-		Predicate: pred, Recursive: true,
-	}, list); err != nil {
-		return err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	var deleted []runtime.Object
-	for _, item := range items {
-		m, _ := meta.Accessor(item)
-		if op.DryRun {
-			deleted = append(deleted, item)
-			continue
-		}
-		key := res.Key(wr.prefix, m.GetNamespace(), m.GetName())
-		if held(item) {
-			marked, err := markStored(r.Context(), res, key, preconditions(op.DeleteOptions))
-			if err != nil && !apierrors.IsNotFound(err) {
-				return err
-			}
-			if err == nil {
-				deleted = append(deleted, marked)
-			}
-			continue
-		}
-		gone := res.New()
-		if err := res.Store.Delete(r.Context(), key, gone, preconditions(op.DeleteOptions), nil); err != nil {
-			if apierrors.IsNotFound(err) {
-				continue
-			}
-			return err
-		}
-		deleted = append(deleted, gone)
-	}
-	if err := meta.SetList(list, deleted); err != nil {
-		return err
-	}
-	return respond(w, r, out, http.StatusOK, res, list)
-}
-
-// respondDeleted answers a finished delete with the object, or with kube's
-// Success Status for types that do not return it.
-func respondDeleted(w http.ResponseWriter, r *http.Request, out api.Output, res *api.Resource, obj runtime.Object) error {
-	if res.ReturnDeletedObject {
-		return respond(w, r, out, http.StatusOK, res, obj)
-	}
-	m, _ := meta.Accessor(obj)
-	st := &metav1.Status{
-		Status: metav1.StatusSuccess,
-		Details: &metav1.StatusDetails{
-			Name:  m.GetName(),
-			Group: res.GroupVersion.Group,
-			Kind:  res.Name, // kube puts the resource here
-			UID:   m.GetUID(),
-		},
-	}
-	return out.Encode(w, http.StatusOK, st, schema.GroupVersion{Version: "v1"})
 }
 
 func preconditions(o *metav1.DeleteOptions) *store.Preconditions {

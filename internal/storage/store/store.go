@@ -172,9 +172,10 @@ type Store struct {
 	prefix      string // ends in "/"
 	gr          schema.GroupResource
 
-	leases  *leaseManager
-	metrics *metrics
-	log     *zap.Logger
+	leases   *leaseManager
+	metrics  *metrics
+	log      *zap.Logger
+	progress *ProgressRequester
 
 	transformer Transformer
 

@@ -145,14 +145,56 @@ func (w *watcher) watch() error {
 	if w.bookmarks {
 		opts = append(opts, clientv3.WithProgressNotify())
 	}
-	for resp := range w.s.client.Watch(w.ctx, w.key, opts...) {
+	events := w.s.client.Watch(w.ctx, w.key, opts...)
+	// With bookmarks, the watch asks for one every interval. etcd answers
+	// a progress request only once every watch of the stream has reached
+	// its start, so on a quiet store (no write since a watch started at
+	// the current revision) no answer comes; the watch then sends a
+	// bookmark at the revision it has delivered up to, which is as safe to
+	// restart from.
+	var tick <-chan time.Time
+	var interval time.Duration
+	if w.bookmarks && w.s.progress != nil {
+		// Registered once the etcd watch exists, so the periodic
+		// progress requests find its stream.
+		defer w.s.progress.add()()
+		interval = w.s.progress.interval
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		tick = t.C
+	}
+	lastBookmark := time.Now()
+	// last is the revision the watch has delivered up to; a bookmark
+	// never goes back before it.
+	last := rev
+	for {
+		var resp clientv3.WatchResponse
+		var ok bool
+		select {
+		case resp, ok = <-events:
+		case <-tick:
+			if time.Since(lastBookmark) >= interval {
+				lastBookmark = time.Now()
+				if err := w.sendBookmark(last, false); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if !ok {
+			break
+		}
 		if err := resp.Err(); err != nil {
 			return err
 		}
 		if resp.IsProgressNotify() {
 			// Progress requested by another watch of the same client
 			// reaches this one too; only send it when bookmarks were asked.
-			if w.bookmarks {
+			// etcd's answer to a request goes to every watch of the
+			// stream, even one that started after the revision it reports.
+			if w.bookmarks && resp.Header.Revision >= last {
+				last = resp.Header.Revision
+				lastBookmark = time.Now()
 				if err := w.sendBookmark(resp.Header.Revision, false); err != nil {
 					return err
 				}
@@ -160,6 +202,7 @@ func (w *watcher) watch() error {
 			continue
 		}
 		for _, e := range resp.Events {
+			last = e.Kv.ModRevision
 			ev, err := w.transform(e)
 			if err != nil {
 				return err

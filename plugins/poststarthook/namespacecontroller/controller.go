@@ -78,7 +78,19 @@ func (c *Controller) sync(ctx context.Context, cs kubernetes.Interface, dc dynam
 	var errs []error
 	for i := range list.Items {
 		ns := &list.Items[i]
-		if ns.DeletionTimestamp == nil || !hasKubernetesFinalizer(ns) {
+		if ns.DeletionTimestamp == nil {
+			continue
+		}
+		if len(ns.Spec.Finalizers) == 0 {
+			// Finalized already: remove it, as kube's controller does.
+			uid := ns.UID
+			err := cs.CoreV1().Namespaces().Delete(ctx, ns.Name, metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: &uid}})
+			if err != nil && !apierrors.IsNotFound(err) && !apierrors.IsConflict(err) {
+				errs = append(errs, err)
+			}
+			continue
+		}
+		if !hasKubernetesFinalizer(ns) {
 			continue
 		}
 		empty, err := c.empty(ctx, dc, ns.Name)
@@ -103,7 +115,7 @@ func (c *Controller) empty(ctx context.Context, dc dynamic.Interface, namespace 
 	empty := true
 	for _, gvr := range c.resources {
 		ri := dc.Resource(gvr).Namespace(namespace)
-		if err := ri.DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
+		if err := ri.DeleteCollection(ctx, metav1.DeleteOptions{PropagationPolicy: &background}, metav1.ListOptions{}); err != nil && !apierrors.IsNotFound(err) {
 			return false, err
 		}
 		left, err := ri.List(ctx, metav1.ListOptions{Limit: 1})
@@ -116,6 +128,9 @@ func (c *Controller) empty(ctx context.Context, dc dynamic.Interface, namespace 
 	}
 	return empty, nil
 }
+
+// background is the policy kube's namespace controller deletes with.
+var background = metav1.DeletePropagationBackground
 
 func hasKubernetesFinalizer(ns *corev1.Namespace) bool {
 	for _, f := range ns.Spec.Finalizers {
