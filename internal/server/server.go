@@ -180,6 +180,9 @@ func (s *Server) startStorage(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	s.backend = b
+	if err := s.writeEtcdEndpoint(); err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
 	s.resources = api.NewRegistry(api.Resources(api.Options{EventTTL: s.cfg.Storage.EventTTL}))
 	s.resources.AttachStorage(b.Client, s.cfg.Storage.Prefix, s.metrics, s.log.Named("storage"))
 	s.goBackground(s.countObjects)
@@ -359,6 +362,7 @@ func (s *Server) Backend() *backend.Backend { return s.backend }
 func (s *Server) Served() <-chan error { return s.served }
 
 func (s *Server) closeStorage() {
+	s.removeEtcdEndpoint()
 	if s.backend != nil {
 		if err := s.backend.Close(); err != nil {
 			s.log.Warn("closing storage", zap.Error(err))
