@@ -8,7 +8,7 @@ LDFLAGS := -X $(PKG).gitVersion=v1.37.2-kpipe+$(VERSION) \
            -X $(PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) \
            -X $(PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build build-bench run test test-faults bench bench-micro lint fuzz clean
+.PHONY: build build-bench run test test-faults bench bench-profile bench-micro lint fuzz clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/apiserver
@@ -32,6 +32,11 @@ test-faults:
 # prints the table, writes var/bench.json. BENCH_FLAGS adds bench flags.
 bench: build build-bench
 	./scripts/bench.sh
+
+# CPU and allocation profiles of the server under the create workload,
+# through /debug/pprof: var/create.{cpu,allocs}.pprof and their tops.
+bench-profile: build build-bench
+	./scripts/profile.sh
 
 # The pipeline's Go micro-benchmarks.
 bench-micro:

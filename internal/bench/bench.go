@@ -29,7 +29,7 @@ var Workloads = []string{"create", "get", "list", "update", "watch", "mixed"}
 // DefaultOps is each workload's number of operations when Options.Ops is
 // 0. For watch it is the number of writes.
 var DefaultOps = map[string]int{
-	"create": 10000, "get": 20000, "list": 200, "update": 5000, "watch": 2000, "mixed": 10000,
+	"create": 10000, "get": 20000, "list": 50, "update": 5000, "watch": 2000, "mixed": 10000,
 }
 
 // Options say what to run.

@@ -24,8 +24,8 @@ func WriteTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "workload\ttarget\tconc\tops\terrors\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tvs etcd create\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%.0f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n",
-			r.Workload, r.Target, r.Concurrency, r.Ops, r.Errors, r.OpsPerSec,
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n",
+			r.Workload, r.Target, r.Concurrency, r.Ops, r.Errors, rate(r.OpsPerSec),
 			r.P50ms, r.P90ms, r.P99ms, r.Maxms, ratio(r))
 	}
 	if err := tw.Flush(); err != nil {
@@ -52,4 +52,12 @@ func ratio(r Result) string {
 	default:
 		return fmt.Sprintf("%.2fx ops/s", r.RatioOps)
 	}
+}
+
+// rate keeps two significant figures for slow workloads (lists).
+func rate(f float64) string {
+	if f < 10 {
+		return fmt.Sprintf("%.2f", f)
+	}
+	return fmt.Sprintf("%.0f", f)
 }
