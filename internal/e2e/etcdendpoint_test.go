@@ -47,11 +47,3 @@ func TestEmbeddedEtcdEndpointFile(t *testing.T) {
 		t.Fatalf("%s after shutdown: %v, want it removed", p, err)
 	}
 }
-
-// With an external etcd the endpoints are in the config; no file is written.
-func TestExternalEtcdNoEndpointFile(t *testing.T) {
-	ts := testserver.Start(t, testserver.Options{})
-	if _, err := os.Stat(filepath.Join(ts.StateDir, server.EtcdEndpointFile)); !errors.Is(err, fs.ErrNotExist) {
-		t.Fatalf("stat: %v, want no file", err)
-	}
-}
