@@ -8,10 +8,13 @@ LDFLAGS := -X $(PKG).gitVersion=v1.37.2-kpipe+$(VERSION) \
            -X $(PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) \
            -X $(PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build run test test-faults bench lint fuzz clean
+.PHONY: build build-bench run test test-faults bench bench-profile bench-micro lint fuzz clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/apiserver
+
+build-bench:
+	$(GO) build -o bin/apiserver-bench ./cmd/apiserver-bench
 
 run: build
 	./$(BIN) --config $(CONFIG)
@@ -24,7 +27,19 @@ test:
 test-faults:
 	$(GO) test -race -count=1 -timeout 60m -p 1 -tags faults -run 'Fault' ./...
 
-bench:
+# The server on a fresh embedded etcd (apiserver.yaml, temp stateDir,
+# loopback port) against bin/apiserver-bench and the bare-etcd baseline:
+# prints the table, writes var/bench.json. BENCH_FLAGS adds bench flags.
+bench: build build-bench
+	./scripts/bench.sh
+
+# CPU and allocation profiles of the server under the create workload,
+# through /debug/pprof: var/create.{cpu,allocs}.pprof and their tops.
+bench-profile: build build-bench
+	./scripts/profile.sh
+
+# The pipeline's Go micro-benchmarks.
+bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/pipeline/
 
 lint:

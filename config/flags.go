@@ -21,6 +21,7 @@ var flagKeys = []struct {
 	{"http2-max-streams-per-connection", "server.http2MaxStreamsPerConnection", "HTTP/2 max concurrent streams per connection"},
 	{"shutdown-delay-duration", "server.shutdownDelayDuration", "time to keep serving after /readyz turns red on shutdown"},
 	{"shutdown-timeout", "server.shutdownTimeout", "time allowed for in-flight requests to drain on shutdown"},
+	{"profiling", "server.profiling", "serve /debug/pprof (authorized as a non-resource URL)"},
 	{"tls-cert-file", "tls.certFile", "serving certificate file (PEM); generated under stateDir/pki when empty"},
 	{"tls-private-key-file", "tls.privateKeyFile", "serving private key file (PEM)"},
 	{"client-ca-file", "tls.clientCAFile", "CA bundle that verifies client certificates"},

@@ -54,6 +54,9 @@ type Server struct {
 	ShutdownDelayDuration Duration `koanf:"shutdownDelayDuration"`
 	// ShutdownTimeout bounds the drain of in-flight requests.
 	ShutdownTimeout Duration `koanf:"shutdownTimeout"`
+	// Profiling serves /debug/pprof to those authorized for it, as kube's
+	// --profiling (default true).
+	Profiling bool `koanf:"profiling"`
 }
 
 // TLS is the serving certificate and client verification.
@@ -158,6 +161,7 @@ func Default() *Config {
 			HTTP2MaxStreamsPerConnection: 1000,
 			ShutdownDelayDuration:        0,
 			ShutdownTimeout:              60 * time.Second,
+			Profiling:                    true,
 		},
 		TLS: TLS{MinVersion: "VersionTLS12"},
 		Storage: Storage{

@@ -45,6 +45,9 @@ func (s *Server) routes() (http.Handler, error) {
 	r.Get("/debug/pipeline", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, s.engine.Describe())
 	})
+	if s.cfg.Server.Profiling {
+		installProfiling(r)
+	}
 	r.NotFound(func(w http.ResponseWriter, _ *http.Request) {
 		status.Write(w, apierrors.NewGenericServerResponse(http.StatusNotFound, "", schema.GroupResource{}, "", "", 0, false))
 	})

@@ -185,6 +185,9 @@ func (s *Server) startStorage(ctx context.Context) error {
 		return fmt.Errorf("storage: %w", err)
 	}
 	s.backend = b
+	if err := s.writeEtcdEndpoint(); err != nil {
+		return fmt.Errorf("storage: %w", err)
+	}
 	s.resources = api.NewRegistry(api.Resources(s.resourceOptions()))
 	enc, err := LoadEncryption(s.cfg)
 	if err != nil {
@@ -383,6 +386,7 @@ func (s *Server) closeStorage() {
 	if s.stopCaches != nil {
 		s.stopCaches()
 	}
+	s.removeEtcdEndpoint()
 	if s.backend != nil {
 		if err := s.backend.Close(); err != nil {
 			s.log.Warn("closing storage", zap.Error(err))
