@@ -31,12 +31,12 @@ test-faults:
 # loopback port) against bin/apiserver-bench and the bare-etcd baseline:
 # prints the table, writes var/bench.json. BENCH_FLAGS adds bench flags.
 bench: build build-bench
-	./scripts/bench.sh
+	./cmd/apiserver-bench/scripts/bench.sh
 
 # CPU and allocation profiles of the server under the create workload,
 # through /debug/pprof: var/create.{cpu,allocs}.pprof and their tops.
 bench-profile: build build-bench
-	./scripts/profile.sh
+	./cmd/apiserver-bench/scripts/profile.sh
 
 # The pipeline's Go micro-benchmarks.
 bench-micro:

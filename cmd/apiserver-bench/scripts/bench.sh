@@ -4,7 +4,7 @@
 # var/bench.json. BENCH_FLAGS adds bench flags.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/server.sh
+. cmd/apiserver-bench/scripts/server.sh
 start_server
 
 mkdir -p var

@@ -5,7 +5,7 @@
 # each printed. PROFILE_SECONDS is the window (default 20).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. scripts/server.sh
+. cmd/apiserver-bench/scripts/server.sh
 start_server
 
 secs=${PROFILE_SECONDS:-20}
