@@ -24,6 +24,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/maxinflight"
 	"github.com/kpipe/kpipe/plugins/panicrecovery"
 	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
+	"github.com/kpipe/kpipe/plugins/poststarthook/identitylease"
 	"github.com/kpipe/kpipe/plugins/poststarthook/namespacecontroller"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
@@ -57,6 +58,7 @@ func Registry() *pipeline.Registry {
 		namespacelifecycle.Register,
 		bootstrap.Register,
 		namespacecontroller.Register,
+		identitylease.Register,
 	} {
 		register(r)
 	}
