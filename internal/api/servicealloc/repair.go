@@ -103,7 +103,7 @@ func (l *leaks) repair(ctx context.Context, b *bitmap, rev int64, want map[int][
 	var leaked []int
 	err = b.update(ctx, func(bits *big.Int) (bool, error) {
 		if b.rev != rev { // b.mu is held while fn runs
-			return false, errMoved
+			return false, fmt.Errorf("%w (%s at revision %d, snapshot %d)", errMoved, b.key, b.rev, rev)
 		}
 		freed, restored, leaked = 0, 0, leaked[:0]
 		for off := range want {

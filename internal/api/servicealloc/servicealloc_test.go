@@ -84,6 +84,15 @@ func TestAllocator(t *testing.T) {
 			})
 		}
 		wg.Wait()
+		// Drawing from a window sized by what is in use keeps the stored
+		// bitmap short: 100 addresses fit in a few dozen bytes.
+		bits, err := a1.ips.snapshot(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(bits.Bytes()); n > 64 {
+			t.Errorf("bitmap of 100 addresses is %d bytes", n)
+		}
 	})
 
 	t.Run("requested values", func(t *testing.T) {
