@@ -198,7 +198,7 @@ var DefaultPipeline = []string{
 }
 
 // DefaultPostStartHooks run when no file declares them.
-var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller"}
+var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller", "apiserver-identity-lease"}
 
 func entries(names ...string) []Entry {
 	out := make([]Entry, len(names))

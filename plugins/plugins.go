@@ -25,6 +25,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/maxinflight"
 	"github.com/kpipe/kpipe/plugins/panicrecovery"
 	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
+	"github.com/kpipe/kpipe/plugins/poststarthook/identitylease"
 	"github.com/kpipe/kpipe/plugins/poststarthook/namespacecontroller"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
@@ -59,6 +60,7 @@ func Registry() *pipeline.Registry {
 		namespacelifecycle.Register,
 		bootstrap.Register,
 		namespacecontroller.Register,
+		identitylease.Register,
 	} {
 		register(r)
 	}

@@ -59,6 +59,18 @@ type Resource struct {
 
 	// Store is the resource's storage, attached by the server at start.
 	Store store.Interface
+	// Hooks, when set, run around the terminal stage's storage writes
+	// (Service IP and port allocation), attached by the server at start.
+	Hooks WriteHooks
+}
+
+// WriteHooks are side effects of a resource's writes outside its own key,
+// as kube's BeginCreate, BeginUpdate and AfterDelete. finish(false) undoes
+// what Begin did when the write fails.
+type WriteHooks interface {
+	BeginCreate(ctx context.Context, obj runtime.Object) (finish func(ok bool), err error)
+	BeginUpdate(ctx context.Context, obj, old runtime.Object) (finish func(ok bool), err error)
+	AfterDelete(ctx context.Context, obj runtime.Object)
 }
 
 // CreateFunc answers a create of a virtual resource or subresource. obj

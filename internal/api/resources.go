@@ -69,7 +69,7 @@ func Resources(o Options) []*Resource {
 			Strategy: Generic{HasStatus: true, Create: createPod}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
-			Strategy: withStatus, FieldAttrs: func(obj runtime.Object) fields.Set {
+			Strategy: Generic{HasStatus: true, Update: updateService}, FieldAttrs: func(obj runtime.Object) fields.Set {
 				s := obj.(*corev1.Service)
 				return fields.Set{"spec.clusterIP": s.Spec.ClusterIP, "spec.type": string(s.Spec.Type)}
 			}},

@@ -101,4 +101,17 @@ func strip(obj map[string]any) {
 			delete(m, k)
 		}
 	}
+	// A Service's cluster IP and node ports are drawn from the ranges.
+	if obj["kind"] == "Service" {
+		spec, _ := obj["spec"].(map[string]any)
+		if ip, _ := spec["clusterIP"].(string); ip != "None" {
+			delete(spec, "clusterIP")
+			delete(spec, "clusterIPs")
+		}
+		delete(spec, "healthCheckNodePort")
+		ports, _ := spec["ports"].([]any)
+		for _, p := range ports {
+			delete(p.(map[string]any), "nodePort")
+		}
+	}
 }

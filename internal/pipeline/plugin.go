@@ -9,9 +9,11 @@ package pipeline
 import (
 	"context"
 	"crypto/x509"
+	"net"
 	"net/http"
 
 	"github.com/prometheus/client_golang/prometheus"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"k8s.io/client-go/rest"
 
@@ -133,6 +135,10 @@ type PreShutdownHook interface {
 type HookEnv struct {
 	// Loopback talks to this server as system:masters.
 	Loopback *rest.Config
+	// AdvertiseAddress is the address other members reach this server on,
+	// and SecurePort the port it serves on.
+	AdvertiseAddress net.IP
+	SecurePort       int
 }
 
 // Env is what the engine gives a plugin at Provision.
@@ -176,6 +182,9 @@ type Shared struct {
 	Resources *api.Registry
 	// StoragePrefix is the root of every etcd key (/registry).
 	StoragePrefix string
+	// Etcd is the storage client, for keys outside the served resources
+	// (master leases, allocation bitmaps).
+	Etcd *clientv3.Client
 	// Authorizer is the authorization stage's current decision, for
 	// impersonation and the access review APIs.
 	Authorizer *auth.Holder

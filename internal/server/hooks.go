@@ -104,7 +104,7 @@ func (s *Server) startHooks(context.Context) error {
 }
 
 func (s *Server) runHook(h *hook) {
-	env := &pipeline.HookEnv{Loopback: s.Loopback()}
+	env := &pipeline.HookEnv{Loopback: s.Loopback(), AdvertiseAddress: s.advertise, SecurePort: s.securePort()}
 	ctx := h.owner.Context()
 	s.bg.Add(1)
 	go func() {

@@ -15,18 +15,28 @@ import (
 // safe to call more than once: later calls wait for the first and return
 // its result.
 func (s *Server) Shutdown() error {
-	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdownSequence() })
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdownSequence(true) })
 	return s.shutdownErr
 }
 
-func (s *Server) shutdownSequence() error {
+// Abort stops the server the way a killed process stops as far as the
+// cluster can tell: no pre-shutdown hook runs, so what they would clean up
+// (this server's endpoint) is left to expire. Tests use it for kill -9.
+func (s *Server) Abort() error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdownSequence(false) })
+	return s.shutdownErr
+}
+
+func (s *Server) shutdownSequence(preShutdown bool) error {
 	start := time.Now()
 	s.log.Info("shutting down")
 	s.shutdown.Begin()
 
-	hookCtx, cancel := context.WithTimeout(context.Background(), s.cfg.Server.ShutdownTimeout)
-	s.runPreShutdownHooks(hookCtx)
-	cancel()
+	if preShutdown {
+		hookCtx, cancel := context.WithTimeout(context.Background(), s.cfg.Server.ShutdownTimeout)
+		s.runPreShutdownHooks(hookCtx)
+		cancel()
+	}
 
 	if d := s.cfg.Server.ShutdownDelayDuration; d > 0 {
 		s.log.Info("waiting before closing the listener", zap.Duration("shutdownDelayDuration", d))

@@ -77,6 +77,8 @@ type Server struct {
 	ln        net.Listener
 	url       string
 	loopback  *rest.Config
+	// advertise is the address other members reach this server on.
+	advertise net.IP
 	shutdown  *healthz.ShutdownCheck
 	// stopping closes when the listener starts draining, so long-running
 	// requests (watches) end and let the drain finish.
@@ -163,7 +165,8 @@ func (s *Server) startPKI(context.Context) error {
 	if err := checkStateDir(s.cfg.StateDir); err != nil {
 		return err
 	}
-	p, err := setupPKI(s.cfg, advertiseAddress(s.cfg, s.log), s.log)
+	s.advertise = advertiseAddress(s.cfg, s.log)
+	p, err := setupPKI(s.cfg, s.advertise, s.log)
 	if err != nil {
 		return err
 	}
@@ -204,6 +207,9 @@ func (s *Server) startStorage(ctx context.Context) error {
 		Cache:   watchCached(s.cfg.Storage.WatchCache),
 		Store:   []store.Option{store.WithProgressRequester(progress)},
 	})
+	if err := s.attachServiceAllocator(); err != nil {
+		return err
+	}
 	s.goBackground(s.countObjects)
 	return nil
 }
@@ -239,6 +245,7 @@ func (s *Server) startPipeline(context.Context) error {
 			Stopping:        s.stopping,
 			Resources:       s.resources,
 			StoragePrefix:   s.cfg.Storage.Prefix,
+			Etcd:            s.backend.Client,
 			Authorizer:      s.access.authorizer,
 			Authenticator:   s.access.authenticator,
 			ServiceAccounts: s.access.tokens,
@@ -319,7 +326,7 @@ func (s *Server) startListener(ctx context.Context) error {
 	s.url = "https://" + dialAddress(ln.Addr())
 	if s.discovery != nil {
 		_, port, _ := net.SplitHostPort(ln.Addr().String())
-		s.discovery.ServerAddress = net.JoinHostPort(advertiseAddress(s.cfg, zap.NewNop()).String(), port)
+		s.discovery.ServerAddress = net.JoinHostPort(s.advertise.String(), port)
 	}
 	s.loopback.Host = s.url
 

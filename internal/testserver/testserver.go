@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -57,6 +58,10 @@ type Options struct {
 	ConfigFile string
 	// NoWait returns before /readyz is 200 (tests of readiness itself).
 	NoWait bool
+	// Port is the port to listen on; 0 picks a free one. Servers given
+	// distinct loopback addresses (server.bindAddress 127.0.0.2, ...)
+	// may share one port, as replicas behind one Service do.
+	Port int
 }
 
 var prefixes atomic.Int64
@@ -86,7 +91,9 @@ func Start(t testing.TB, o Options) *TestServer {
 	if o.Register != nil {
 		o.Register(reg)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	// Any 127.0.0.0/8 address is loopback on Linux, so replicas can each
+	// bind (and advertise) their own.
+	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.Server.BindAddress, strconv.Itoa(o.Port)))
 	if err != nil {
 		t.Fatalf("testserver: listen: %v", err)
 	}
@@ -119,6 +126,17 @@ func (ts *TestServer) Stop(t testing.TB) {
 	}
 	if err := ts.Shutdown(); err != nil {
 		t.Errorf("testserver: shutdown: %v", err)
+	}
+}
+
+// Kill stops the server without its pre-shutdown hooks, as kill -9 would
+// as far as the cluster can tell.
+func (ts *TestServer) Kill(t testing.TB) {
+	if ts.stopped.Swap(true) {
+		return
+	}
+	if err := ts.Abort(); err != nil {
+		t.Errorf("testserver: abort: %v", err)
 	}
 }
 

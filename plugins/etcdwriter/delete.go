@@ -119,7 +119,16 @@ func deleteObject(ctx context.Context, res *api.Resource, key string, live runti
 		}
 		return deletion{}, err
 	}
+	afterDelete(ctx, res, gone)
 	return deletion{obj: gone, deleted: true, final: true}, nil
+}
+
+// afterDelete runs the resource's hooks for an object gone from storage
+// (a Service's cluster IP and node ports are released).
+func afterDelete(ctx context.Context, res *api.Resource, obj runtime.Object) {
+	if res.Hooks != nil {
+		res.Hooks.AfterDelete(ctx, obj)
+	}
 }
 
 // markForDeletion is kube's updateForGracefulDeletionAndFinalizers: one

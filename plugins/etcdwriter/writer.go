@@ -161,6 +161,16 @@ func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resour
 	if op.DryRun {
 		stored = op.Object
 	} else {
+		if res.Hooks != nil {
+			finish, herr := res.Hooks.BeginCreate(r.Context(), op.Object)
+			if herr != nil {
+				return herr
+			}
+			// Allocations stay only if the object is stored.
+			written := false
+			defer func() { finish(written) }()
+			defer func() { written = err == nil }()
+		}
 		generated := m.GetGenerateName() != "" && m.GetName() != "" && len(m.GetName()) > len(m.GetGenerateName())
 		for attempt := 0; ; attempt++ {
 			key := res.Key(wr.prefix, op.Namespace, m.GetName())
@@ -246,10 +256,19 @@ func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resour
 		if err != nil {
 			return err
 		}
+		afterDelete(r.Context(), res, deleted)
 		return respondWrite(w, r, op, out, http.StatusOK, res, deleted)
 	}
 	stored := res.New()
 	stale := false
+	if res.Hooks != nil && op.Subresource == "" {
+		finish, herr := res.Hooks.BeginUpdate(r.Context(), op.Object, op.Old)
+		if herr != nil {
+			return herr
+		}
+		// err is the storage write's result below.
+		defer func() { finish(err == nil && !stale) }()
+	}
 	tracing.Event(r.Context(), "About to store object in database")
 	err = res.Store.GuaranteedUpdate(r.Context(), key, stored, false, nil, func(current runtime.Object, _ store.ResponseMeta) (runtime.Object, *time.Duration, error) {
 		cm, err := meta.Accessor(current)
