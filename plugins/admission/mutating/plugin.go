@@ -6,6 +6,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
@@ -29,22 +31,26 @@ func Register(r *pipeline.Registry) {
 // Stage runs the plugins in order; each may change the object, and the
 // first rejection answers.
 type Stage struct {
-	plugins []admission.Mutator
+	plugins []admission.Named[admission.Mutator]
+	metrics *admission.Metrics
 }
 
 // Provision implements pipeline.Provisioner.
 func (s *Stage) Provision(env *pipeline.Env) error {
 	for _, in := range env.Nested("plugins") {
 		if m, ok := in.Value.(admission.Mutator); ok {
-			s.plugins = append(s.plugins, m)
+			s.plugins = append(s.plugins, admission.Named[admission.Mutator]{Name: in.Plugin.Name, Plugin: m})
 		}
+	}
+	if env.Metrics != nil {
+		s.metrics = admission.NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
 	}
 	return nil
 }
 
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {
-	return admission.Handler(s.plugins, func(p admission.Mutator, ctx context.Context, a *admission.Attributes) error {
+	return admission.Handler(admission.TypeAdmit, s.plugins, func(p admission.Mutator, ctx context.Context, a *admission.Attributes) error {
 		return p.Admit(ctx, a)
-	}, next)
+	}, s.metrics, next)
 }
