@@ -150,7 +150,10 @@ var DefaultPipeline = []string{
 }
 
 // DefaultPostStartHooks run when no file declares them.
-var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller"}
+var DefaultPostStartHooks = []string{
+	"bootstrap-controller", "namespace-controller", "serviceaccount-controller",
+	"resourcequota-controller", "scheduling/bootstrap-system-priority-classes",
+}
 
 func entries(names ...string) []Entry {
 	out := make([]Entry, len(names))

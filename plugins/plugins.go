@@ -5,8 +5,16 @@ package plugins
 
 import (
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/plugins/admission/alwayspullimages"
+	"github.com/kpipe/kpipe/plugins/admission/defaulttolerationseconds"
+	"github.com/kpipe/kpipe/plugins/admission/limitranger"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
+	"github.com/kpipe/kpipe/plugins/admission/namespaceautoprovision"
+	"github.com/kpipe/kpipe/plugins/admission/namespaceexists"
 	"github.com/kpipe/kpipe/plugins/admission/namespacelifecycle"
+	"github.com/kpipe/kpipe/plugins/admission/priority"
+	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
+	"github.com/kpipe/kpipe/plugins/admission/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
@@ -25,6 +33,9 @@ import (
 	"github.com/kpipe/kpipe/plugins/panicrecovery"
 	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
 	"github.com/kpipe/kpipe/plugins/poststarthook/namespacecontroller"
+	"github.com/kpipe/kpipe/plugins/poststarthook/priorityclasses"
+	"github.com/kpipe/kpipe/plugins/poststarthook/resourcequotacontroller"
+	"github.com/kpipe/kpipe/plugins/poststarthook/serviceaccountcontroller"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
 	"github.com/kpipe/kpipe/plugins/validate"
@@ -57,6 +68,17 @@ func Registry() *pipeline.Registry {
 		namespacelifecycle.Register,
 		bootstrap.Register,
 		namespacecontroller.Register,
+		limitranger.Register,
+		alwayspullimages.Register,
+		defaulttolerationseconds.Register,
+		namespaceautoprovision.Register,
+		namespaceexists.Register,
+		priority.Register,
+		resourcequota.Register,
+		serviceaccount.Register,
+		priorityclasses.Register,
+		resourcequotacontroller.Register,
+		serviceaccountcontroller.Register,
 	} {
 		register(r)
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 
 	"github.com/kpipe/kpipe/internal/api/status"
 	"github.com/kpipe/kpipe/internal/request"
@@ -145,10 +146,31 @@ func asAPIError(plugin string, a *Attributes, err error) error {
 	if _, ok := err.(apierrors.APIStatus); ok {
 		return err
 	}
-	name := a.Info.Name
-	if a.Op != nil && a.Op.Name != "" {
-		name = a.Op.Name
+	return apierrors.NewForbidden(a.Op.Resource.GroupResource(), a.Name(), fmt.Errorf("%s: %w", plugin, err))
+}
+
+// NewForbidden is kube's admission.NewForbidden: 403 naming the object,
+// `<resource> "<name>" is forbidden: <err>`, unless err already is one.
+func NewForbidden(a *Attributes, err error) error {
+	if apierrors.IsForbidden(err) {
+		return err
 	}
-	gr := a.Op.Resource.GroupResource()
-	return apierrors.NewForbidden(gr, name, fmt.Errorf("%s: %w", plugin, err))
+	return apierrors.NewForbidden(a.Op.Resource.GroupResource(), a.Name(), err)
+}
+
+// Name is the object's name: from the path, else from the object (a
+// create names it in the body).
+func (a *Attributes) Name() string {
+	if a.Op.Name != "" {
+		return a.Op.Name
+	}
+	if m, err := meta.Accessor(a.Op.Object); err == nil && a.Op.Object != nil {
+		return m.GetName()
+	}
+	return a.Info.Name
+}
+
+// Is reports a request on group/resource itself (no subresource).
+func (a *Attributes) Is(group, resource string) bool {
+	return a.Op.Subresource == "" && a.Op.Resource.Name == resource && a.Op.Resource.GroupVersion.Group == group
 }

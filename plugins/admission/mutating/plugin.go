@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
@@ -23,8 +24,12 @@ func Register(r *pipeline.Registry) {
 		Description: "runs the ordered list of mutating admission plugins.",
 		New:         func(any) (any, error) { return &Stage{}, nil },
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindMutatingAdmission},
-		Requires:    []string{"decode"},
-		After:       []string{"field-manager", "authorization"},
+		NestedDefaults: map[string][]config.Entry{
+			// kube's default-on plugins built here, in kube's order.
+			"plugins": {{Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "DefaultTolerationSeconds"}},
+		},
+		Requires: []string{"decode"},
+		After:    []string{"field-manager", "authorization"},
 	})
 }
 

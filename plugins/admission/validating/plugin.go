@@ -25,7 +25,8 @@ func Register(r *pipeline.Registry) {
 		New:         func(any) (any, error) { return &Stage{}, nil },
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindValidatingAdmission},
 		NestedDefaults: map[string][]config.Entry{
-			"plugins": {{Name: "NamespaceLifecycle"}},
+			// kube's default-on plugins built here, in kube's order.
+			"plugins": {{Name: "NamespaceLifecycle"}, {Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "ResourceQuota"}},
 		},
 		Requires: []string{"decode"},
 		After:    []string{"validate", "mutating-admission"},
