@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"sync/atomic"
+	"time"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kpipe/kpipe/internal/api"
@@ -81,4 +84,41 @@ func (h clientHook) Run(_ context.Context, env *pipeline.HookEnv) error {
 	}
 	h.c.cs.Store(cs)
 	return nil
+}
+
+// Watch calls fn with every event on res's objects in every namespace,
+// starting with an ADDED event for each existing object, until ctx ends.
+// It watches storage directly, not through the pipeline: a controller's
+// long-running watch must not keep a retired pipeline generation alive.
+// A broken watch starts over from the last revision seen.
+func (o *Objects) Watch(ctx context.Context, res *api.Resource, fn func(watch.Event)) {
+	rv := ""
+	initial := true
+	for ctx.Err() == nil {
+		w, err := res.Store.Watch(ctx, res.CollectionKey(o.prefix, ""), store.ListOptions{
+			ResourceVersion: rv, Recursive: true, SendInitialEvents: &initial,
+		})
+		if err != nil {
+			rv, initial = "", true
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Second):
+			}
+			continue
+		}
+		for ev := range w.ResultChan() {
+			if ev.Type == watch.Error {
+				rv, initial = "", true // e.g. compacted: list again
+				break
+			}
+			if m, err := meta.Accessor(ev.Object); err == nil {
+				rv, initial = m.GetResourceVersion(), false
+			}
+			if ev.Type != watch.Bookmark {
+				fn(ev)
+			}
+		}
+		w.Stop()
+	}
 }

@@ -2,6 +2,7 @@ package resourcequotacontroller
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"go.uber.org/zap"
@@ -10,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/informers"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
@@ -50,68 +51,65 @@ func (c *Controller) Provision(env *pipeline.Env) error {
 	return nil
 }
 
-// Run starts the informers and workers; it returns once the caches synced.
+// Run starts the watches and workers and returns: the controller is
+// ready at once. It watches storage directly, so its watches keep no
+// pipeline generation alive.
 func (c *Controller) Run(ctx context.Context, env *pipeline.HookEnv) error {
 	cs, err := kubernetes.NewForConfig(env.Loopback)
 	if err != nil {
 		return err
 	}
-	f := informers.NewSharedInformerFactory(cs, 0)
-	quotas := f.Core().V1().ResourceQuotas().Informer()
 	q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]())
-	enqueueQuota := func(obj any) {
-		if key, err := cache.MetaNamespaceKeyFunc(obj); err == nil {
-			q.Add(key)
-		}
+	var mu sync.Mutex
+	byNamespace := map[string]map[string]bool{} // quota names
+	quotas, err := c.objects.Resource("", "v1", "resourcequotas")
+	if err != nil {
+		return err
 	}
 	// A quota is recalculated when new or when its spec changed; the
 	// admission plugin's charges (status updates) must not trigger it.
-	if _, err := quotas.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc: enqueueQuota,
-		UpdateFunc: func(_, obj any) {
-			if rq, ok := obj.(*corev1.ResourceQuota); ok && needsSync(rq) {
-				enqueueQuota(obj)
-			}
-		},
-	}); err != nil {
-		return err
-	}
-	// A deleted object, or a pod that finished, releases its usage.
-	release := func(obj any) {
-		if t, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-			obj = t.Obj
-		}
-		m, err := meta.Accessor(obj)
-		if err != nil {
+	go c.objects.Watch(ctx, quotas, func(ev watch.Event) {
+		rq, ok := ev.Object.(*corev1.ResourceQuota)
+		if !ok {
 			return
 		}
-		list, _ := quotas.GetIndexer().ByIndex(cache.NamespaceIndex, m.GetNamespace())
-		for _, rq := range list {
-			enqueueQuota(rq)
+		mu.Lock()
+		defer mu.Unlock()
+		if ev.Type == watch.Deleted {
+			delete(byNamespace[rq.Namespace], rq.Name)
+			return
+		}
+		if byNamespace[rq.Namespace] == nil {
+			byNamespace[rq.Namespace] = map[string]bool{}
+		}
+		byNamespace[rq.Namespace][rq.Name] = true
+		if ev.Type == watch.Added || needsSync(rq) {
+			q.Add(rq.Namespace + "/" + rq.Name)
+		}
+	})
+	// A deleted object, or a pod that finished, releases its usage.
+	release := func(ns string) {
+		mu.Lock()
+		defer mu.Unlock()
+		for name := range byNamespace[ns] {
+			q.Add(ns + "/" + name)
 		}
 	}
-	synced := []cache.InformerSynced{quotas.HasSynced}
-	for _, inf := range []cache.SharedIndexInformer{
-		f.Core().V1().Pods().Informer(), f.Core().V1().Services().Informer(),
-		f.Core().V1().ConfigMaps().Informer(), f.Core().V1().Secrets().Informer(),
-		f.Core().V1().PersistentVolumeClaims().Informer(),
-	} {
-		if _, err := inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
-			DeleteFunc: release,
-			UpdateFunc: func(old, obj any) {
-				if o, ok := old.(*corev1.Pod); ok && !finished(o) && finished(obj.(*corev1.Pod)) {
-					release(obj)
-				}
-			},
-		}); err != nil {
-			return err
+	for _, name := range []string{"pods", "services", "configmaps", "secrets", "persistentvolumeclaims"} {
+		res, err := c.objects.Resource("", "v1", name)
+		if err != nil {
+			continue
 		}
-		synced = append(synced, inf.HasSynced)
-	}
-	f.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), synced...) {
-		q.ShutDown()
-		return ctx.Err()
+		go c.objects.Watch(ctx, res, func(ev watch.Event) {
+			m, err := meta.Accessor(ev.Object)
+			if err != nil {
+				return
+			}
+			pod, isPod := ev.Object.(*corev1.Pod)
+			if ev.Type == watch.Deleted || isPod && ev.Type == watch.Modified && finished(pod) {
+				release(m.GetNamespace())
+			}
+		})
 	}
 	go func() {
 		t := time.NewTicker(c.cfg.Resync)
@@ -122,9 +120,13 @@ func (c *Controller) Run(ctx context.Context, env *pipeline.HookEnv) error {
 				q.ShutDown()
 				return
 			case <-t.C:
-				for _, rq := range quotas.GetStore().List() {
-					enqueueQuota(rq)
+				mu.Lock()
+				for ns, names := range byNamespace {
+					for name := range names {
+						q.Add(ns + "/" + name)
+					}
 				}
+				mu.Unlock()
 			}
 		}
 	}()
