@@ -198,7 +198,10 @@ var DefaultPipeline = []string{
 }
 
 // DefaultPostStartHooks run when no file declares them.
-var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller", "apiserver-identity-lease"}
+var DefaultPostStartHooks = []string{
+	"bootstrap-controller", "namespace-controller", "apiserver-identity-lease", "serviceaccount-controller",
+	"resourcequota-controller", "scheduling/bootstrap-system-priority-classes",
+}
 
 func entries(names ...string) []Entry {
 	out := make([]Entry, len(names))

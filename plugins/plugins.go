@@ -5,13 +5,21 @@ package plugins
 
 import (
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/plugins/admission/alwayspullimages"
+	"github.com/kpipe/kpipe/plugins/admission/defaulttolerationseconds"
+	"github.com/kpipe/kpipe/plugins/admission/limitranger"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
+	"github.com/kpipe/kpipe/plugins/admission/namespaceautoprovision"
+	"github.com/kpipe/kpipe/plugins/admission/namespaceexists"
 	"github.com/kpipe/kpipe/plugins/admission/namespacelifecycle"
+	"github.com/kpipe/kpipe/plugins/admission/priority"
+	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
+	saadmission "github.com/kpipe/kpipe/plugins/admission/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
-	"github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
+	satoken "github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
 	"github.com/kpipe/kpipe/plugins/authorization"
@@ -27,6 +35,9 @@ import (
 	"github.com/kpipe/kpipe/plugins/poststarthook/bootstrap"
 	"github.com/kpipe/kpipe/plugins/poststarthook/identitylease"
 	"github.com/kpipe/kpipe/plugins/poststarthook/namespacecontroller"
+	"github.com/kpipe/kpipe/plugins/poststarthook/priorityclasses"
+	"github.com/kpipe/kpipe/plugins/poststarthook/resourcequotacontroller"
+	"github.com/kpipe/kpipe/plugins/poststarthook/serviceaccountcontroller"
 	"github.com/kpipe/kpipe/plugins/requestinfo"
 	"github.com/kpipe/kpipe/plugins/timeout"
 	"github.com/kpipe/kpipe/plugins/validate"
@@ -44,7 +55,7 @@ func Registry() *pipeline.Registry {
 		x509.Register,
 		tokenfile.Register,
 		anonymous.Register,
-		serviceaccount.Register,
+		satoken.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,
@@ -61,6 +72,17 @@ func Registry() *pipeline.Registry {
 		bootstrap.Register,
 		namespacecontroller.Register,
 		identitylease.Register,
+		limitranger.Register,
+		alwayspullimages.Register,
+		defaulttolerationseconds.Register,
+		namespaceautoprovision.Register,
+		namespaceexists.Register,
+		priority.Register,
+		resourcequota.Register,
+		saadmission.Register,
+		priorityclasses.Register,
+		resourcequotacontroller.Register,
+		serviceaccountcontroller.Register,
 	} {
 		register(r)
 	}

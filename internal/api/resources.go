@@ -125,6 +125,9 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 
+		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"},
+			Verbs: allVerbs, Strategy: plain},
+
 		{GroupVersion: admissionV1, Name: "mutatingwebhookconfigurations", SingularName: "mutatingwebhookconfiguration", Kind: "MutatingWebhookConfiguration",
 			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
 		{GroupVersion: admissionV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
@@ -133,8 +136,9 @@ func Resources(o Options) []*Resource {
 }
 
 var (
-	rbacV1      = schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}
-	admissionV1 = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+	rbacV1       = schema.GroupVersion{Group: "rbac.authorization.k8s.io", Version: "v1"}
+	admissionV1  = schema.GroupVersion{Group: "admissionregistration.k8s.io", Version: "v1"}
+	schedulingV1 = schema.GroupVersion{Group: "scheduling.k8s.io", Version: "v1"}
 )
 
 // createNamespace sets what kube's namespace strategy sets: the kubernetes

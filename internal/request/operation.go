@@ -2,6 +2,7 @@ package request
 
 import (
 	"context"
+	"fmt"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -42,6 +43,9 @@ type Operation struct {
 
 	// Warnings go out as Warning headers with the response.
 	Warnings []string
+	// AuditAnnotations are what admission plugins add to the request's
+	// audit event.
+	AuditAnnotations map[string]string
 	// Created is set when an update created the object (PUT on a missing
 	// object where the type allows it, or an apply to a missing object).
 	Created bool
@@ -58,6 +62,19 @@ type Operation struct {
 
 // Warn records a warning for the response.
 func (op *Operation) Warn(msg string) { op.Warnings = append(op.Warnings, msg) }
+
+// AddAuditAnnotation records an audit annotation. As in kube, setting a
+// key again to another value is an error.
+func (op *Operation) AddAuditAnnotation(key, value string) error {
+	if old, ok := op.AuditAnnotations[key]; ok && old != value {
+		return fmt.Errorf("admission annotations are not allowed to be overwritten, key:%q, old value: %q, current value: %q", key, old, value)
+	}
+	if op.AuditAnnotations == nil {
+		op.AuditAnnotations = map[string]string{}
+	}
+	op.AuditAnnotations[key] = value
+	return nil
+}
 
 // OperationFrom returns the request's operation, made by the decode stage.
 func OperationFrom(ctx context.Context) (*Operation, bool) {

@@ -6,6 +6,9 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
@@ -21,30 +24,38 @@ func Register(r *pipeline.Registry) {
 		Description: "runs the ordered list of mutating admission plugins.",
 		New:         func(any) (any, error) { return &Stage{}, nil },
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindMutatingAdmission},
-		Requires:    []string{"decode"},
-		After:       []string{"field-manager", "authorization"},
+		NestedDefaults: map[string][]config.Entry{
+			// kube's default-on plugins built here, in kube's order.
+			"plugins": {{Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "DefaultTolerationSeconds"}},
+		},
+		Requires: []string{"decode"},
+		After:    []string{"field-manager", "authorization"},
 	})
 }
 
 // Stage runs the plugins in order; each may change the object, and the
 // first rejection answers.
 type Stage struct {
-	plugins []admission.Mutator
+	plugins []admission.Named[admission.Mutator]
+	metrics *admission.Metrics
 }
 
 // Provision implements pipeline.Provisioner.
 func (s *Stage) Provision(env *pipeline.Env) error {
 	for _, in := range env.Nested("plugins") {
 		if m, ok := in.Value.(admission.Mutator); ok {
-			s.plugins = append(s.plugins, m)
+			s.plugins = append(s.plugins, admission.Named[admission.Mutator]{Name: in.Plugin.Name, Plugin: m})
 		}
+	}
+	if env.Metrics != nil {
+		s.metrics = admission.NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
 	}
 	return nil
 }
 
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {
-	return admission.Handler(s.plugins, func(p admission.Mutator, ctx context.Context, a *admission.Attributes) error {
+	return admission.Handler(admission.TypeAdmit, s.plugins, func(p admission.Mutator, ctx context.Context, a *admission.Attributes) error {
 		return p.Admit(ctx, a)
-	}, next)
+	}, s.metrics, next)
 }

@@ -6,6 +6,8 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/pipeline"
@@ -23,7 +25,8 @@ func Register(r *pipeline.Registry) {
 		New:         func(any) (any, error) { return &Stage{}, nil },
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindValidatingAdmission},
 		NestedDefaults: map[string][]config.Entry{
-			"plugins": {{Name: "NamespaceLifecycle"}},
+			// kube's default-on plugins built here, in kube's order.
+			"plugins": {{Name: "NamespaceLifecycle"}, {Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "ResourceQuota"}},
 		},
 		Requires: []string{"decode"},
 		After:    []string{"validate", "mutating-admission"},
@@ -32,22 +35,26 @@ func Register(r *pipeline.Registry) {
 
 // Stage runs the plugins in order; the first rejection answers.
 type Stage struct {
-	plugins []admission.Validator
+	plugins []admission.Named[admission.Validator]
+	metrics *admission.Metrics
 }
 
 // Provision implements pipeline.Provisioner.
 func (s *Stage) Provision(env *pipeline.Env) error {
 	for _, in := range env.Nested("plugins") {
 		if v, ok := in.Value.(admission.Validator); ok {
-			s.plugins = append(s.plugins, v)
+			s.plugins = append(s.plugins, admission.Named[admission.Validator]{Name: in.Plugin.Name, Plugin: v})
 		}
+	}
+	if env.Metrics != nil {
+		s.metrics = admission.NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
 	}
 	return nil
 }
 
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {
-	return admission.Handler(s.plugins, func(p admission.Validator, ctx context.Context, a *admission.Attributes) error {
+	return admission.Handler(admission.TypeValidate, s.plugins, func(p admission.Validator, ctx context.Context, a *admission.Attributes) error {
 		return p.Validate(ctx, a)
-	}, next)
+	}, s.metrics, next)
 }
