@@ -150,7 +150,7 @@ var DefaultPipeline = []string{
 }
 
 // DefaultPostStartHooks run when no file declares them.
-var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller"}
+var DefaultPostStartHooks = []string{"bootstrap-controller", "namespace-controller", "clusterrole-aggregation"}
 
 func entries(names ...string) []Entry {
 	out := make([]Entry, len(names))
