@@ -178,6 +178,9 @@ type Shared struct {
 	// Authorizer is the authorization stage's current decision, for
 	// impersonation and the access review APIs.
 	Authorizer *auth.Holder
+	// AuthFailures carries the audit stage's record of failed
+	// authentication to the authentication stage.
+	AuthFailures *auth.FailureHook
 }
 
 // Register registers c on the env's registry, or returns the collector

@@ -20,6 +20,9 @@ type Scope struct {
 	// Impersonator is the authenticated user when the impersonation stage
 	// replaced User with the one it asked for (audit reports both).
 	Impersonator *User
+	// Audit is the audit stage's record of the request, nil when it is
+	// not audited: later stages add annotations and the decoded write.
+	Audit AuditRecorder
 }
 
 type scopeKey struct{}

@@ -218,6 +218,7 @@ func (s *Server) startPipeline(context.Context) error {
 			Resources:     s.resources,
 			StoragePrefix: s.cfg.Storage.Prefix,
 			Authorizer:    &auth.Holder{},
+			AuthFailures:  &auth.FailureHook{},
 		},
 		Next:        routes,
 		OnProvision: s.onProvision,
