@@ -9,11 +9,8 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	rbacv1ac "k8s.io/client-go/applyconfigurations/rbac/v1"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	toolscache "k8s.io/client-go/tools/cache"
 
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
@@ -28,8 +25,7 @@ const aggregationManager = "clusterrole-aggregation-controller"
 // controller as a post-start hook: every ClusterRole with an
 // aggregationRule gets the rules of the roles its selectors match written
 // into its rules, so that `kubectl get clusterrole view -o yaml` shows
-// them. It watches ClusterRoles through the loopback client and writes
-// again whenever a labelled role changes.
+// them, and again whenever a labelled role changes.
 type Aggregator struct {
 	log *zap.Logger
 }
@@ -45,68 +41,43 @@ func (g *Aggregator) Provision(env *pipeline.Env) error {
 	return nil
 }
 
-// Run starts the watch and returns once it has synced; every change (and
-// the first list) is then written as it is seen, until ctx ends. A failed
-// write is retried with a backoff.
+// Run starts the loop and returns: each second the ClusterRoles are
+// listed through the loopback client and the aggregated ones written when
+// they differ. A list, not a watch: a watch is a request that never ends,
+// and would keep a reloaded pipeline's old generation from draining.
 func (g *Aggregator) Run(ctx context.Context, env *pipeline.HookEnv) error {
 	cs, err := kubernetes.NewForConfig(env.Loopback)
 	if err != nil {
 		return err
 	}
-	factory := informers.NewSharedInformerFactory(cs, 0)
-	inf := factory.Rbac().V1().ClusterRoles()
-	dirty := make(chan struct{}, 1)
-	mark := func() {
-		select {
-		case dirty <- struct{}{}:
-		default:
-		}
-	}
-	if _, err := inf.Informer().AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    func(any) { mark() },
-		UpdateFunc: func(any, any) { mark() },
-		DeleteFunc: func(any) { mark() },
-	}); err != nil {
-		return err
-	}
-	factory.Start(ctx.Done())
-	if !toolscache.WaitForCacheSync(ctx.Done(), inf.Informer().HasSynced) {
-		return ctx.Err()
-	}
-	lister := inf.Lister()
-	sync := func() error {
-		roles, err := lister.List(labels.Everything())
-		if err != nil {
-			return err
-		}
-		return g.sync(ctx, cs, roles)
-	}
-	// Ready once the watch has synced: the writes follow, so readiness
-	// never waits on them.
-	mark()
 	go func() {
-		defer factory.Shutdown()
-		backoff := 50 * time.Millisecond
+		t := time.NewTicker(aggregationInterval)
+		defer t.Stop()
 		for {
+			if list, err := cs.RbacV1().ClusterRoles().List(ctx, metav1.ListOptions{}); err == nil {
+				roles := make([]*rbacv1.ClusterRole, len(list.Items))
+				for i := range list.Items {
+					roles[i] = &list.Items[i]
+				}
+				err = g.sync(ctx, cs, roles)
+				if err != nil && ctx.Err() == nil {
+					g.log.Warn("clusterrole aggregation", zap.Error(err))
+				}
+			} else if ctx.Err() == nil {
+				g.log.Warn("clusterrole aggregation", zap.Error(err))
+			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-dirty:
+			case <-t.C:
 			}
-			if err := sync(); err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				g.log.Warn("clusterrole aggregation", zap.Error(err))
-				time.AfterFunc(backoff, mark)
-				backoff = min(2*backoff, 5*time.Second)
-				continue
-			}
-			backoff = 50 * time.Millisecond
 		}
 	}()
 	return nil
 }
+
+// aggregationInterval is how often the roles are compared.
+const aggregationInterval = time.Second
 
 // sync writes each aggregated role whose stored rules differ from the
 // aggregation, with a forced apply owned by kube's field manager, as the
