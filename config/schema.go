@@ -200,7 +200,7 @@ var DefaultPipeline = []string{
 // DefaultPostStartHooks run when no file declares them.
 var DefaultPostStartHooks = []string{
 	"bootstrap-controller", "namespace-controller", "apiserver-identity-lease", "serviceaccount-controller",
-	"resourcequota-controller", "scheduling/bootstrap-system-priority-classes",
+	"resourcequota-controller", "scheduling/bootstrap-system-priority-classes", "clusterrole-aggregation",
 }
 
 func entries(names ...string) []Entry {

@@ -194,6 +194,9 @@ type Shared struct {
 	// ServiceAccounts signs and verifies service account tokens with the
 	// server's keys; nil when the server has none.
 	ServiceAccounts *serviceaccount.Tokens
+	// AuthFailures carries the audit stage's record of failed
+	// authentication to the authentication stage.
+	AuthFailures *auth.FailureHook
 }
 
 // Register registers c on the env's registry, or returns the collector

@@ -14,8 +14,15 @@ type Scope struct {
 	Info *RequestInfo
 	// Op is the write the object stages work on; nil for reads.
 	Op *Operation
-	// User is who made the request; nil before authentication.
+	// User is who made the request; nil before authentication. After the
+	// impersonation stage it is the impersonated user.
 	User *User
+	// Impersonator is the authenticated user when the impersonation stage
+	// replaced User with the one it asked for (audit reports both).
+	Impersonator *User
+	// Audit is the audit stage's record of the request, nil when it is
+	// not audited: later stages add annotations and the decoded write.
+	Audit AuditRecorder
 }
 
 type scopeKey struct{}

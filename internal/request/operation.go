@@ -91,5 +91,8 @@ func SetOperation(ctx context.Context, op *Operation) bool {
 		return false
 	}
 	s.Op = op
+	if s.Audit != nil {
+		s.Audit.RecordOperation(op)
+	}
 	return true
 }

@@ -24,6 +24,7 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/storage/backend"
@@ -249,6 +250,7 @@ func (s *Server) startPipeline(context.Context) error {
 			Authorizer:      s.access.authorizer,
 			Authenticator:   s.access.authenticator,
 			ServiceAccounts: s.access.tokens,
+			AuthFailures:    &auth.FailureHook{},
 		},
 		Next:        routes,
 		OnProvision: s.onProvision,

@@ -28,6 +28,7 @@ type fallback interface{ Fallback() bool }
 type Stage struct {
 	authenticators []auth.Authenticator
 	loopbackToken  string
+	failures       *auth.FailureHook
 	log            *zap.Logger
 	attempts       *prometheus.CounterVec
 	duration       *prometheus.HistogramVec
@@ -50,6 +51,7 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 	if env.Shared != nil {
 		s.loopbackToken = env.Shared.LoopbackToken
 		env.Shared.Authenticator.Set(s)
+		s.failures = env.Shared.AuthFailures
 	}
 	s.log = env.Log
 	if s.log == nil {
@@ -87,7 +89,9 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 			if err != nil {
 				s.log.Info("unable to authenticate the request", zap.String("path", r.URL.Path), zap.Error(err))
 			}
-			status.Write(w, apierrors.NewUnauthorized("Unauthorized"))
+			// Audited when an audit stage is listed, as kube's
+			// WithFailedAuthenticationAudit.
+			status.Write(s.failures.Wrap(w, r), apierrors.NewUnauthorized("Unauthorized"))
 			return
 		}
 		// Nothing after this stage needs the credential, as in kube.

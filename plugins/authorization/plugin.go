@@ -100,17 +100,28 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		a := Attributes(info, u)
 		d, reason, err := s.Authorize(ctx, a)
 		if d == auth.Allow {
+			request.AddAuditAnnotation(ctx, decisionAnnotation, "allow")
+			request.AddAuditAnnotation(ctx, reasonAnnotation, reason)
 			next.ServeHTTP(w, r)
 			return
 		}
 		if err != nil {
+			request.AddAuditAnnotation(ctx, reasonAnnotation, "internal error")
 			s.log.Warn("authorization error", zap.String("user", u.Name), zap.String("verb", a.Verb), zap.Error(err))
 			status.Write(w, apierrors.NewInternalError(err))
 			return
 		}
+		request.AddAuditAnnotation(ctx, decisionAnnotation, "forbid")
+		request.AddAuditAnnotation(ctx, reasonAnnotation, reason)
 		status.Write(w, Forbidden(a, reason))
 	})
 }
+
+// kube's audit annotations of the decision.
+const (
+	decisionAnnotation = "authorization.k8s.io/decision"
+	reasonAnnotation   = "authorization.k8s.io/reason"
+)
 
 // Attributes builds the authorizer's view of a request, as kube's
 // GetAuthorizerAttributes does.

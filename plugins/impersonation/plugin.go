@@ -1,4 +1,7 @@
-// Package impersonation is the impersonation stage.
+// Package impersonation is the impersonation stage: it acts on the
+// Impersonate-User, Impersonate-Group, Impersonate-Uid and
+// Impersonate-Extra-* headers as kube-apiserver's WithImpersonation filter
+// does, authorizing each with the impersonate verb.
 package impersonation
 
 import "github.com/kpipe/kpipe/internal/pipeline"
@@ -12,7 +15,8 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "acts on the Impersonate-* headers, each authorized with the impersonate verb.",
-		New:         func(any) (any, error) { return pipeline.PassThrough, nil },
+		New:         func(any) (any, error) { return &Stage{}, nil },
 		Requires:    []string{"authentication"},
+		After:       []string{"audit"},
 	})
 }

@@ -218,14 +218,20 @@ func (c *cache) remove(obj runtime.Object) {
 	}
 }
 
-// aggregate recomputes every ClusterRole's effective rules. An aggregated
-// role gets the rules of the roles its selectors match (not itself), in
-// name order, without duplicates, as kube's aggregation controller writes
-// them back; here they are computed in the cache instead. Call with mu held.
-func (c *cache) aggregate() {
-	eff := make(map[string][]rbacv1.PolicyRule, len(c.clusterRoles))
-	names := make([]string, 0, len(c.clusterRoles))
-	for n := range c.clusterRoles {
+// aggregate recomputes every ClusterRole's effective rules. Call with mu
+// held.
+func (c *cache) aggregate() { c.effective = EffectiveRules(c.clusterRoles) }
+
+// EffectiveRules are the rules each ClusterRole grants. An aggregated role
+// gets the rules of the roles its selectors match (not itself), in name
+// order, without duplicates, transitively: what kube's clusterrole-
+// aggregation controller writes back, once it has settled. The cache
+// evaluates with them, and the clusterrole-aggregation hook writes them
+// into the objects.
+func EffectiveRules(roles map[string]*rbacv1.ClusterRole) map[string][]rbacv1.PolicyRule {
+	eff := make(map[string][]rbacv1.PolicyRule, len(roles))
+	names := make([]string, 0, len(roles))
+	for n := range roles {
 		names = append(names, n)
 	}
 	sort.Strings(names)
@@ -235,7 +241,7 @@ func (c *cache) aggregate() {
 		if r, ok := eff[name]; ok {
 			return r
 		}
-		cr := c.clusterRoles[name]
+		cr := roles[name]
 		if cr.AggregationRule == nil {
 			eff[name] = cr.Rules
 			return cr.Rules
@@ -251,7 +257,7 @@ func (c *cache) aggregate() {
 				continue
 			}
 			for _, other := range names {
-				if other == name || !sel.Matches(labels.Set(c.clusterRoles[other].Labels)) {
+				if other == name || !sel.Matches(labels.Set(roles[other].Labels)) {
 					continue
 				}
 				for _, r := range resolve(other) {
@@ -268,7 +274,7 @@ func (c *cache) aggregate() {
 	for _, n := range names {
 		resolve(n)
 	}
-	c.effective = eff
+	return eff
 }
 
 func containsRule(rules []rbacv1.PolicyRule, r rbacv1.PolicyRule) bool {

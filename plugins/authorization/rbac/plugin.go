@@ -1,7 +1,8 @@
 // Package rbac is kube's RBAC authorizer: Roles, ClusterRoles,
 // RoleBindings and ClusterRoleBindings, read from an in-memory cache kept
 // current by storage watches. It also offers kube's post-start hooks
-// rbac/bootstrap-roles (default roles and bindings) and rbac/cache-sync.
+// rbac/bootstrap-roles (default roles and bindings) and rbac/cache-sync, and
+// the clusterrole-aggregation post-start hook.
 package rbac
 
 import (
@@ -32,6 +33,12 @@ func Register(r *pipeline.Registry) {
 		Kind:        pipeline.KindAuthorizer,
 		Description: "authorizes with Roles, ClusterRoles and their bindings (kube's RBAC).",
 		New:         func(any) (any, error) { return &Authorizer{cache: newCache()}, nil },
+	})
+	r.MustRegister(pipeline.Plugin{
+		Name:        AggregationHook,
+		Kind:        pipeline.KindPostStartHook,
+		Description: "writes the rules of aggregated ClusterRoles (admin, edit, view) into them, as kube's clusterrole-aggregation controller.",
+		New:         func(any) (any, error) { return &Aggregator{}, nil },
 	})
 }
 
