@@ -33,7 +33,7 @@ func BenchmarkAdmissionPlugin(b *testing.B) {
 	defer client.Close()
 	prefix := fmt.Sprintf("/bench%d/registry", time.Now().UnixNano())
 	reg := api.NewRegistry(api.Resources(api.Options{EventTTL: time.Hour}))
-	reg.AttachStorage(client, prefix, prometheus.NewRegistry(), zap.NewNop())
+	reg.AttachStorage(client, prefix, prometheus.NewRegistry(), zap.NewNop(), api.StorageOptions{})
 	ctx := context.Background()
 	put := func(group, resource, ns string, obj runtime.Object) {
 		res, _ := reg.Lookup(group, "v1", resource)

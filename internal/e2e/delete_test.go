@@ -17,7 +17,7 @@ import (
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-func testPod(name, node string, grace *int64) *corev1.Pod {
+func gracePod(name, node string, grace *int64) *corev1.Pod {
 	return &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: name},
 		Spec: corev1.PodSpec{
@@ -81,7 +81,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	}
 
 	t.Run("unscheduled pod goes at once", func(t *testing.T) {
-		create(t, testPod("unscheduled", "", nil))
+		create(t, gracePod("unscheduled", "", nil))
 		w, err := pods.Watch(ctx, metav1.ListOptions{FieldSelector: "metadata.name=unscheduled", ResourceVersion: "0"})
 		if err != nil {
 			t.Fatal(err)
@@ -102,7 +102,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	})
 
 	t.Run("scheduled pod keeps the spec's default 30s", func(t *testing.T) {
-		created := create(t, testPod("default", "node-1", nil))
+		created := create(t, gracePod("default", "node-1", nil))
 		if ptr.Deref(created.Spec.TerminationGracePeriodSeconds, 0) != 30 {
 			t.Fatalf("terminationGracePeriodSeconds defaulted to %v, want 30", created.Spec.TerminationGracePeriodSeconds)
 		}
@@ -139,7 +139,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	})
 
 	t.Run("the pod's terminationGracePeriodSeconds", func(t *testing.T) {
-		create(t, testPod("spec5", "node-1", ptr.To[int64](5)))
+		create(t, gracePod("spec5", "node-1", ptr.To[int64](5)))
 		before := time.Now()
 		got, err := pods.Get(ctx, "spec5", metav1.GetOptions{})
 		if err != nil {
@@ -157,8 +157,8 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	})
 
 	t.Run("the delete's gracePeriodSeconds wins, a negative one is 1", func(t *testing.T) {
-		create(t, testPod("opt7", "node-1", nil))
-		create(t, testPod("neg", "node-1", nil))
+		create(t, gracePod("opt7", "node-1", nil))
+		create(t, gracePod("neg", "node-1", nil))
 		before := time.Now()
 		if err := pods.Delete(ctx, "opt7", metav1.DeleteOptions{GracePeriodSeconds: ptr.To[int64](7)}); err != nil {
 			t.Fatal(err)
@@ -173,7 +173,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	t.Run("finished pods go at once", func(t *testing.T) {
 		for _, phase := range []corev1.PodPhase{corev1.PodSucceeded, corev1.PodFailed} {
 			name := strings.ToLower(string(phase))
-			p := create(t, testPod(name, "node-1", nil))
+			p := create(t, gracePod(name, "node-1", nil))
 			p.Status.Phase = phase
 			if _, err := pods.UpdateStatus(ctx, p, metav1.UpdateOptions{}); err != nil {
 				t.Fatal(err)
@@ -186,7 +186,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	})
 
 	t.Run("dry run stores nothing", func(t *testing.T) {
-		create(t, testPod("dry", "node-1", nil))
+		create(t, gracePod("dry", "node-1", nil))
 		var answered corev1.Pod
 		if err := cs.CoreV1().RESTClient().Delete().Namespace("grace").Resource("pods").Name("dry").Param("dryRun", "All").Do(ctx).Into(&answered); err != nil {
 			t.Fatal(err)
@@ -201,7 +201,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 	})
 
 	t.Run("finalizers removed during the grace period keep the pod", func(t *testing.T) {
-		p := testPod("finalized", "node-1", nil)
+		p := gracePod("finalized", "node-1", nil)
 		p.Finalizers = []string{"example.com/hold"}
 		create(t, p)
 		before := time.Now()

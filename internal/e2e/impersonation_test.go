@@ -57,46 +57,8 @@ func writeTokens(t *testing.T, users ...string) string {
 	return path
 }
 
-// tokenKubeconfig writes a kubeconfig for user's bearer token, verifying
-// the server with the admin kubeconfig's CA.
-func tokenKubeconfig(t *testing.T, ts *testserver.TestServer, user string) string {
-	t.Helper()
-	admin, err := clientcmd.LoadFromFile(ts.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	for name, c := range admin.Clusters {
-		cfg.Clusters[name] = c
-		cfg.AuthInfos[user] = &clientcmdapi.AuthInfo{Token: user + "-token"}
-		cfg.Contexts[user] = &clientcmdapi.Context{Cluster: name, AuthInfo: user}
-		cfg.CurrentContext = user
-	}
-	path := filepath.Join(t.TempDir(), user+".kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
 
-// kubectlAs runs kubectl with kubeconfig (not the admin's).
-func kubectlWith(t *testing.T, kubeconfig string, args ...string) (string, error) {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH; this test needs the real kubectl")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-	return string(out), err
-}
 
-func tokenConfig(ts *testserver.TestServer, user string) *rest.Config {
-	cfg := rest.AnonymousClientConfig(ts.Config)
-	cfg.BearerToken = user + "-token"
-	return cfg
-}
 
 func mustCreate[T any](t *testing.T, what string, f func(context.Context, T, metav1.CreateOptions) (T, error), obj T) {
 	t.Helper()
@@ -158,7 +120,7 @@ func TestImpersonation(t *testing.T) {
 		}
 	})
 	t.Run("kubectl --as is refused for a user without impersonate rights", func(t *testing.T) {
-		out, err := kubectlWith(t, tokenKubeconfig(t, ts, "bob"), "--as", "alice", "get", "pods", "-n", "team-a")
+		out, err := kubectlAs(t, tokenKubeconfig(t, ts, "bob-token"), "--as", "alice", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("bob impersonated alice:\n%s", out)
 		}
@@ -166,17 +128,17 @@ func TestImpersonation(t *testing.T) {
 			`users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope`)
 	})
 	t.Run("impersonate rights are per name and per kind", func(t *testing.T) {
-		carol := tokenKubeconfig(t, ts, "carol")
+		carol := tokenKubeconfig(t, ts, "carol-token")
 		eventually(t, 5*time.Second, "carol's binding in the RBAC cache", func() bool {
-			_, err := kubectlWith(t, carol, "--as", "alice", "get", "pods", "-n", "team-a")
+			_, err := kubectlAs(t, carol, "--as", "alice", "get", "pods", "-n", "team-a")
 			return err == nil
 		})
-		out, err := kubectlWith(t, carol, "--as", "dave", "get", "pods", "-n", "team-a")
+		out, err := kubectlAs(t, carol, "--as", "dave", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("carol impersonated dave:\n%s", out)
 		}
 		mustContain(t, "kubectl output", out, `users "dave" is forbidden: User "carol" cannot impersonate resource "users" in API group ""`)
-		out, err = kubectlWith(t, carol, "--as", "alice", "--as-group", "system:masters", "get", "pods", "-n", "team-a")
+		out, err = kubectlAs(t, carol, "--as", "alice", "--as-group", "system:masters", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("carol impersonated system:masters:\n%s", out)
 		}
@@ -188,12 +150,12 @@ func TestImpersonation(t *testing.T) {
 		_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		mustForbidden(t, err, `pods is forbidden: User "system:serviceaccount:team-a:robot" cannot list resource "pods" in API group "" in the namespace "team-a"`)
 
-		cfg = tokenConfig(ts, "bob")
+		cfg = tokenConfig(ts, "bob-token")
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:team-a:robot"}
 		_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		mustForbidden(t, err, `serviceaccounts "robot" is forbidden: User "bob" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "team-a"`)
 
-		cfg = tokenConfig(ts, "bob")
+		cfg = tokenConfig(ts, "bob-token")
 		cfg.Impersonate = rest.ImpersonationConfig{Groups: []string{"devs"}}
 		_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "without impersonating a user") {
