@@ -3,7 +3,6 @@ package e2e
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,7 +14,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kpipe/kpipe/config"
@@ -56,9 +54,6 @@ func writeTokens(t *testing.T, users ...string) string {
 	}
 	return path
 }
-
-
-
 
 func mustCreate[T any](t *testing.T, what string, f func(context.Context, T, metav1.CreateOptions) (T, error), obj T) {
 	t.Helper()

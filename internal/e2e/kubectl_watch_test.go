@@ -110,10 +110,10 @@ func testKubectlDeleteWaits(t *testing.T, ts *testserver.TestServer, cs kubernet
 		return out
 	}
 	pods := cs.CoreV1().Pods("kdel")
-	if _, err := pods.Create(ctx, testPod("loose", "", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := pods.Create(ctx, gracePod("loose", "", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pods.Create(ctx, testPod("bound", "node-1", nil), metav1.CreateOptions{}); err != nil {
+	if _, err := pods.Create(ctx, gracePod("bound", "node-1", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	mustContain(t, "delete an unscheduled pod", run("-n", "kdel", "delete", "pod", "loose"), `pod "loose" deleted`)
