@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"sort"
 	"strings"
 	"sync"
@@ -48,6 +49,7 @@ type load struct {
 	outcomes map[string]int // "201", "503", "transport", ...
 	bad      []string       // responses that break the contract
 	hangs    atomic.Int64
+	slowest  time.Duration
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	count    atomic.Int64 // acknowledged creates so far
@@ -86,6 +88,9 @@ func (l *load) record(name string, o outcome, retried bool) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := fmt.Sprint(o.code)
+	if m := reasonRE.FindStringSubmatch(o.body); m != nil {
+		key += " " + m[1]
+	}
 	if o.code == 0 {
 		key = "transport error"
 		if errors.Is(o.err, context.DeadlineExceeded) || isTimeout(o.err) {
@@ -115,12 +120,20 @@ func (l *load) record(name string, o outcome, retried bool) bool {
 	}
 }
 
+var reasonRE = regexp.MustCompile(`"reason":"(\w+)"`)
+
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.As(err, &ne) && ne.Timeout()
 }
 
 func (l *load) create(name string) outcome {
+	start := time.Now()
+	defer func() {
+		l.mu.Lock()
+		l.slowest = max(l.slowest, time.Since(start))
+		l.mu.Unlock()
+	}()
 	data := strings.Repeat("x", l.body)
 	b, _ := json.Marshal(corev1.ConfigMap{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
@@ -141,6 +154,19 @@ func (l *load) create(name string) outcome {
 		return outcome{err: err}
 	}
 	return outcome{code: resp.StatusCode, body: string(body)}
+}
+
+// failures counts the answers that were not 2xx.
+func (l *load) failures() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for k, v := range l.outcomes {
+		if !strings.HasPrefix(k, "2") {
+			n += v
+		}
+	}
+	return n
 }
 
 // waitFor waits until n more creates were acknowledged.
@@ -214,7 +240,7 @@ func (l *load) verify(t *testing.T, cs kubernetes.Interface, ns string) {
 	if h := l.hangs.Load(); h > 0 {
 		t.Errorf("%d requests got no answer within the client timeout of %v", h, clientTimeout)
 	}
-	t.Logf("%d acknowledged creates, %d missing; outcomes: %s", len(l.acked), missing, sum)
+	t.Logf("%d acknowledged creates, %d missing; outcomes: %s; slowest answer %v", len(l.acked), missing, sum, l.slowest.Round(time.Millisecond))
 }
 
 // httpClient is an HTTP/2 client from cfg with no client-side timeout of
