@@ -208,9 +208,19 @@ func (l *load) verify(t *testing.T, cs kubernetes.Interface, ns string) {
 	present := map[string]bool{}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	opts := metav1.ListOptions{Limit: 500}
+	opts := metav1.ListOptions{Limit: 100}
 	for {
-		list, err := cs.CoreV1().ConfigMaps(ns).List(ctx, opts)
+		// A page may still meet the tail of the fault (or the request
+		// timeout on a loaded machine): retry it a few times.
+		var list *corev1.ConfigMapList
+		var err error
+		for try := 0; try < 5; try++ {
+			if list, err = cs.CoreV1().ConfigMaps(ns).List(ctx, opts); err == nil {
+				break
+			}
+			t.Logf("list after the fault, try %d: %v", try+1, err)
+			time.Sleep(time.Second)
+		}
 		if err != nil {
 			t.Fatalf("list after the fault: %v", err)
 		}
