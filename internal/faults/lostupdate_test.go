@@ -98,7 +98,7 @@ func TestLostUpdatesPatch(t *testing.T) {
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}, Data: map[string]string{"seed": "0"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	var ok atomic.Int64
+	var ok, timeouts atomic.Int64
 	var wg sync.WaitGroup
 	errs := make(chan error, counterWorkers*incrementsEach)
 	for w := 0; w < counterWorkers; w++ {
@@ -118,6 +118,11 @@ func TestLostUpdatesPatch(t *testing.T) {
 					pt, body = types.JSONPatchType, fmt.Sprintf(`[{"op":"add","path":"/data/%s","value":"1"}]`, key)
 				}
 				if _, err := cms.Patch(ctx, "c", pt, []byte(body), metav1.PatchOptions{}); err != nil {
+					if apierrors.IsTimeout(err) || apierrors.IsServerTimeout(err) {
+						// No answer: the patch may or may not have landed.
+						timeouts.Add(1)
+						continue
+					}
 					errs <- fmt.Errorf("%s patch %s: %w", pt, key, err)
 					continue
 				}
@@ -134,8 +139,9 @@ func TestLostUpdatesPatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := int64(len(cm.Data) - 1); got != ok.Load() || got != counterWorkers*incrementsEach {
-		t.Errorf("%d keys after %d successful patches (want %d)", got, ok.Load(), counterWorkers*incrementsEach)
+	// Every acknowledged patch is there; a timed-out one may be too.
+	if got := int64(len(cm.Data) - 1); got < ok.Load() || got > ok.Load()+timeouts.Load() {
+		t.Errorf("%d keys after %d successful patches and %d timeouts", got, ok.Load(), timeouts.Load())
 	}
-	t.Logf("%d workers: %d patches acknowledged, %d keys present", counterWorkers, ok.Load(), len(cm.Data)-1)
+	t.Logf("%d workers: %d patches acknowledged, %d timed out, %d keys present", counterWorkers, ok.Load(), timeouts.Load(), len(cm.Data)-1)
 }
