@@ -49,7 +49,10 @@ lint:
 # Every fuzz target, each for FUZZTIME. The seed corpora run in `make test`.
 FUZZTIME ?= 30s
 FUZZ_TARGETS := FuzzResolve:./internal/request/ FuzzLoad:./config/ FuzzDecodeBody:./plugins/decode/ \
-                FuzzParseImage:./internal/api/defaults/ FuzzValidateConfigMap:./internal/api/validation/
+                FuzzParseImage:./internal/api/defaults/ FuzzValidateConfigMap:./internal/api/validation/ \
+                FuzzApplyPatch:./plugins/decode/ FuzzApply:./plugins/fieldmanager/ \
+                FuzzParse:./plugins/authentication/tokenfile/ FuzzListOptions:./plugins/etcdwriter/ \
+                FuzzContinueToken:./internal/storage/store/
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*}"; \

@@ -2,6 +2,7 @@ package decode
 
 import (
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -234,10 +235,8 @@ func decodeBody(r *http.Request, body []byte, gvk schema.GroupVersionKind, into 
 	if err != nil {
 		strictErr, isStrict := runtime.AsStrictDecodingError(err)
 		switch {
-		case !isStrict:
-			return nil, nil, apierrors.NewBadRequest(err.Error())
-		case fieldValidation == metav1.FieldValidationStrict:
-			return nil, nil, apierrors.NewBadRequest(err.Error())
+		case !isStrict, fieldValidation == metav1.FieldValidationStrict:
+			return nil, nil, decodeError(err, gvk.Kind, got, body)
 		default:
 			for _, e := range strictErr.Errors() {
 				warnings = append(warnings, e.Error())
@@ -251,6 +250,34 @@ func decodeBody(r *http.Request, body []byte, gvk schema.GroupVersionKind, into 
 		return nil, nil, apierrors.NewBadRequest(fmt.Sprintf("the kind in the data (%s) does not match the expected kind (%s)", got.Kind, gvk.Kind))
 	}
 	return obj, warnings, nil
+}
+
+// decodeError is the 400 kube answers for a body that does not decode:
+// it names the kind decoded and the kind expected, or, when the body names
+// no kind, shows its start.
+func decodeError(err error, want string, got *schema.GroupVersionKind, body []byte) error {
+	if got != nil && got.Kind != "" {
+		return apierrors.NewBadRequest(fmt.Sprintf("%s in version %q cannot be handled as a %s: %v", got.Kind, got.Version, want, err))
+	}
+	return apierrors.NewBadRequest(fmt.Sprintf("the object provided is unrecognized (must be of type %s): %v (%s)", want, err, bodySummary(body, 30)))
+}
+
+// bodySummary is the start of a body for an error message: as text when
+// it looks like a JSON object, in hex otherwise.
+func bodySummary(b []byte, max int) string {
+	switch {
+	case len(b) == 0:
+		return "<empty>"
+	case b[0] == '{':
+		if len(b) > max {
+			return string(b[:max]) + " ..."
+		}
+		return string(b)
+	case len(b) > max:
+		return hex.EncodeToString(b[:max]) + " ..."
+	default:
+		return hex.EncodeToString(b)
+	}
 }
 
 // validateWriteOptions is kube's check of Create- and UpdateOptions.

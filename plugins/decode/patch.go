@@ -240,6 +240,10 @@ func patchObject(pt types.PatchType, current runtime.Object, patch []byte, gvk s
 		if p := recover(); p != nil {
 			err = apierrors.NewBadRequest(fmt.Sprintf("invalid patch: %v", p))
 		}
+		var ip *invalidPatchError
+		if errors.As(err, &ip) {
+			err = ip.status(gvk)
+		}
 	}()
 	directive := fieldValidation
 	if directive == "" {
@@ -418,9 +422,28 @@ func asStatus(err error) error {
 }
 
 // patchInvalid is kube's 422 for a patch whose result does not decode:
-// shown is the patched document, or the strategic patch.
+// shown is the patched document, or the strategic patch. patchObject
+// turns it into the Status.
 func patchInvalid(shown string, err error) error {
-	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), shown, err.Error())})
+	return &invalidPatchError{shown: shown, err: err}
+}
+
+type invalidPatchError struct {
+	shown string
+	err   error
+}
+
+func (e *invalidPatchError) Error() string { return e.err.Error() }
+
+// status is kube's 422 showing the document. kube shows a Secret's
+// patched document too, stored values included; here a Secret's document
+// is withheld, since secrets must never appear in error messages.
+func (e *invalidPatchError) status(gvk schema.GroupVersionKind) error {
+	shown := e.shown
+	if gvk.Group == "" && gvk.Kind == "Secret" {
+		shown = "<Secret content withheld>"
+	}
+	return apierrors.NewInvalid(schema.GroupKind{}, "", field.ErrorList{field.Invalid(field.NewPath("patch"), shown, e.err.Error())})
 }
 
 // ensureNamespace is kube's check of a written object's namespace: an
