@@ -67,7 +67,14 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "etcd")
 	ports := freePorts(t, 2)
 	etcd := startEtcdAt(t, dir, ports[0], ports[1])
-	defer func() { etcd.Close() }()
+	// Closed at most once: a failure while etcd is down must not panic
+	// the whole package by closing it again.
+	running := true
+	defer func() {
+		if running {
+			etcd.Close()
+		}
+	}()
 
 	ts := testserver.Start(t, testserver.Options{OwnEtcd: true, Configure: func(c *config.Config) {
 		c.Storage.Etcd.Endpoints = []string{"http://127.0.0.1:" + ports[0]}
@@ -81,6 +88,7 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	c := ts.HTTPClient(t)
 
 	etcd.Close()
+	running = false
 	start := time.Now()
 	code, body := get(t, c, ts.URL()+"/readyz")
 	if code != http.StatusInternalServerError {
@@ -104,6 +112,7 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	}
 
 	etcd = startEtcdAt(t, dir, ports[0], ports[1])
+	running = true
 	eventually(t, 20*time.Second, "/readyz to recover once etcd is back", func() bool {
 		code, _ := get(t, c, ts.URL()+"/readyz")
 		return code == http.StatusOK

@@ -68,6 +68,10 @@ func (t *Timeout) Middleware(next http.Handler) http.Handler {
 	})
 }
 
+// finishGrace is how long a handler that has started its response may
+// take to finish it after the deadline.
+const finishGrace = 500 * time.Millisecond
+
 // serve runs next in its own goroutine so the stage can answer at the
 // deadline even if next ignores its context.
 func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handler, d time.Duration) {
@@ -103,6 +107,17 @@ func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 			finished(gw, p)
 			return
 		default:
+		}
+		// A handler already writing its answer (often the error its own
+		// deadline caused) gets a moment to finish it: resetting the
+		// stream would turn a complete Status into a broken response.
+		if gw.started() {
+			select {
+			case p := <-done:
+				finished(gw, p)
+				return
+			case <-time.After(finishGrace):
+			}
 		}
 		log, start := t.log, time.Now()
 		go func() {

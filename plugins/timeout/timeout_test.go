@@ -491,3 +491,28 @@ func TestConfigThroughBuilder(t *testing.T) {
 		})
 	}
 }
+
+// A handler that began its answer before the deadline and ends it just
+// after (typically the error its own deadline caused) completes it rather
+// than having the stream reset under it.
+func TestStartedAnswerFinishesAfterDeadline(t *testing.T) {
+	srv := httptest.NewServer(router(t, stage(100*time.Millisecond), func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Length", "8")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = io.WriteString(w, "etcd")
+		_ = http.NewResponseController(w).Flush()
+		<-r.Context().Done()
+		time.Sleep(20 * time.Millisecond)
+		_, _ = io.WriteString(w, "down")
+	}))
+	defer srv.Close()
+	resp, err := srv.Client().Get(srv.URL + "/api/v1/pods")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusServiceUnavailable || string(body) != "etcddown" {
+		t.Fatalf("got %d %q, %v; want the handler's whole answer", resp.StatusCode, body, err)
+	}
+}

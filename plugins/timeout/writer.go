@@ -182,3 +182,10 @@ func (g *guardedWriter) timeout(err *apierrors.StatusError) {
 		panic(http.ErrAbortHandler)
 	}
 }
+
+// started reports whether the handler has begun its response.
+func (g *guardedWriter) started() bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.wroteHeader
+}
