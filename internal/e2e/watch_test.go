@@ -46,6 +46,11 @@ func nextEvent(t *testing.T, w watch.Interface) watch.Event {
 func wantEvent(t *testing.T, w watch.Interface, typ watch.EventType, name string) *corev1.ConfigMap {
 	t.Helper()
 	ev := nextEvent(t, w)
+	// A bookmark may come at any time (kube's contract): it is never the
+	// event a test waits for by name.
+	for ev.Type == watch.Bookmark && typ != watch.Bookmark {
+		ev = nextEvent(t, w)
+	}
 	cm, ok := ev.Object.(*corev1.ConfigMap)
 	if ev.Type != typ || !ok || cm.Name != name {
 		t.Fatalf("got %s %#v, want %s of configmap %q", ev.Type, ev.Object, typ, name)
