@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -41,31 +40,12 @@ func startEtcdAt(t *testing.T, dir string, clientPort, peerPort string) *embed.E
 	return e
 }
 
-func freePorts(t *testing.T, n int) []string {
-	t.Helper()
-	var out []string
-	var lns []net.Listener
-	for i := 0; i < n; i++ {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		_, p, _ := net.SplitHostPort(ln.Addr().String())
-		out = append(out, p)
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	return out
-}
-
 // An etcd that goes away after start makes /readyz fail while /livez stays
 // 200 and the process keeps serving; when etcd returns, so does readiness,
 // without a restart.
 func TestEtcdOutageAfterStart(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "etcd")
-	ports := freePorts(t, 2)
+	ports := testserver.FreePorts(t, 2)
 	etcd := startEtcdAt(t, dir, ports[0], ports[1])
 	// Closed at most once: a failure while etcd is down must not panic
 	// the whole package by closing it again.

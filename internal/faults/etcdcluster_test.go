@@ -2,6 +2,7 @@ package faults
 
 import (
 	"fmt"
+	"github.com/kpipe/kpipe/internal/testserver"
 	"net/url"
 	"path/filepath"
 	"strings"
@@ -28,7 +29,7 @@ type member struct {
 // and waits until it has a leader.
 func startEtcdCluster(t *testing.T, n int) []*member {
 	t.Helper()
-	ports := freePorts(t, 2*n)
+	ports := testserver.FreePorts(t, 2*n)
 	ms := make([]*member, n)
 	var initial []string
 	for i := range ms {

@@ -4,6 +4,7 @@ package faults
 
 import (
 	"context"
+	"github.com/kpipe/kpipe/internal/testserver"
 	"io"
 	"net/http"
 	"syscall"
@@ -17,7 +18,7 @@ import (
 // kpipe killed with SIGKILL under write load, then started again on the
 // same state directory, still holds every create it acknowledged.
 func TestFaultSIGKILLUnderLoad(t *testing.T) {
-	dir, port := t.TempDir(), freePorts(t, 1)[0]
+	dir, port := t.TempDir(), testserver.FreePorts(t, 1)[0]
 	p := startProc(t, dir, port)
 	p.waitReady(t)
 	namespace(t, kubernetes.NewForConfigOrDie(p.config(t)), "load")
@@ -43,7 +44,7 @@ func TestFaultSIGKILLUnderLoad(t *testing.T) {
 // the signal lands (its body still arriving) completes with 201, the
 // process exits 0, and after a restart every acknowledged create is there.
 func TestFaultSIGTERMUnderLoad(t *testing.T) {
-	dir, port := t.TempDir(), freePorts(t, 1)[0]
+	dir, port := t.TempDir(), testserver.FreePorts(t, 1)[0]
 	p := startProc(t, dir, port)
 	p.waitReady(t)
 	cfg := p.config(t)
