@@ -208,10 +208,14 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		key, value := psaapi.AuditAnnotationPrefix+k, res.annotations[k]
 		// kube logs a conflicting annotation and goes on.
-		if err := a.AddAnnotation(psaapi.AuditAnnotationPrefix+k, res.annotations[k]); err != nil {
+		if err := a.AddAnnotation(key, value); err != nil {
 			p.log.Warn("audit annotation", zap.Error(err))
 		}
+		// The request's audit event gets it now, as kube's
+		// audit.AddAuditAnnotations, rejected or not.
+		request.AddAuditAnnotation(ctx, key, value)
 	}
 	return res.err
 }
