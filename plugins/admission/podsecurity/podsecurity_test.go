@@ -483,3 +483,35 @@ func TestConfig(t *testing.T) {
 		t.Errorf("defaults %s", got)
 	}
 }
+
+// BenchmarkValidatePod is the evaluation's cost per pod create, the
+// namespace read aside: a compliant pod in a namespace enforcing
+// restricted, auditing baseline and warning at restricted v1.30 (three
+// evaluations), and a privileged one refused.
+func BenchmarkValidatePod(b *testing.B) {
+	p, err := New(newConfig())
+	if err != nil {
+		b.Fatal(err)
+	}
+	p.Namespaces = fakeNamespaces{"r": ns("r", "enforce", "restricted", "audit", "baseline", "warn", "restricted", "warn-version", "v1.30")}
+	ctx := request.WithScope(context.Background(), &request.Scope{User: &request.User{Name: "alice"}})
+	for _, c := range []struct {
+		name   string
+		mutate func(*corev1.Pod)
+		denied bool
+	}{
+		{"compliant", compliant, false},
+		{"privileged", privileged, true},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				op := &request.Operation{Resource: resources["pods"], Namespace: "r", Object: pod("x", c.mutate)}
+				err := p.Validate(ctx, &admission.Attributes{Operation: admission.Create, Info: &request.RequestInfo{}, Op: op})
+				if (err != nil) != c.denied {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
