@@ -22,6 +22,7 @@ import (
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -513,5 +514,22 @@ func BenchmarkValidatePod(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A reload builds the plugin again: its counters are the ones already
+// registered, and keep counting.
+func TestMetricsSurviveRebuild(t *testing.T) {
+	reg := prometheus.NewPedanticRegistry()
+	env := &pipeline.Env{Metrics: reg}
+	register := func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) }
+	first := newMetrics(serverVersion(), register)
+	second := newMetrics(serverVersion(), register)
+	r := &req{operation: admission.Create, resource: podsResource}
+	first.exemption(r)
+	second.exemption(r)
+	want := []string{`pod_security_exemptions_total{request_operation="create",resource="pod",subresource=""} 2`}
+	if got := counters(t, reg); !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
