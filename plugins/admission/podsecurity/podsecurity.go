@@ -195,6 +195,9 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		object:      a.Op.Object,
 		old:         a.Op.Old,
 	}
+	if r.operation == admission.Update && r.old == nil {
+		r.operation = admission.Create // a PUT that creates, which kube admits as a create
+	}
 	if u, ok := request.UserFrom(ctx); ok {
 		r.user = u.Name
 	}

@@ -236,6 +236,12 @@ func TestPods(t *testing.T) {
 			annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "restricted:latest"},
 		},
 		{
+			name:        "an update that creates (no live object) is evaluated as a create",
+			call:        call{op: admission.Update, resource: "pods", namespace: "r", obj: pod("x", privileged)},
+			err:         `pods "x" is forbidden: violates PodSecurity "restricted:latest"`,
+			annotations: map[string]string{"pod-security.kubernetes.io/enforce-policy": "restricted:latest"},
+		},
+		{
 			name: "the status subresource is ignored",
 			call: call{op: admission.Update, resource: "pods", subresource: "status", namespace: "r", obj: pod("x", privileged), old: pod("x")},
 		},
