@@ -29,6 +29,11 @@ type Instance struct {
 
 	key  string // reuse across reloads: same kind, name and config
 	refs int    // generations holding the instance, guarded by Engine.mu
+	// holds counts detached long-running requests inside the instance (a
+	// stage of theirs); closePending marks one whose generations are all
+	// gone, closed when the last hold ends. Guarded by Engine.mu.
+	holds        int
+	closePending bool
 
 	ctx    context.Context // ends when the instance is closed
 	cancel context.CancelFunc

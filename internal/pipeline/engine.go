@@ -187,6 +187,10 @@ func (e *Engine) release(g *generation) {
 		in.refs--
 		if in.refs == 0 {
 			delete(e.live, in.key)
+			if in.holds > 0 {
+				in.closePending = true // a detached request is still inside it
+				continue
+			}
 			e.closeInstance(in)
 		}
 	}
@@ -265,14 +269,57 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Lost a race with a swap: the next load sees the new generation.
 		g.done()
 	}
-	defer g.done()
-	g.handler.ServeHTTP(w, r)
+	st := &reqState{e: e, g: g}
+	defer st.end()
+	g.handler.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), stateKey{}, st)))
+}
+
+// Detach implements request.Detacher. A long-running request that has
+// reached the stage serving it (a watch) gives its generation back: a
+// reload then retires and closes the instances only that generation used,
+// a changed admission plugin's informers say, instead of keeping them
+// until the watch ends, up to an hour later. The generation's stages stay
+// open (held) while the request runs, since the request is still inside
+// them; nested instances, which it has passed, may close.
+func (st *reqState) Detach() {
+	if st.detached.CompareAndSwap(false, true) {
+		st.e.hold(st.g, 1)
+		st.g.done()
+	}
+}
+
+// end settles the request's claim: on its generation, or on the stages it
+// held after detaching. Whichever of Detach and end comes first decides.
+func (st *reqState) end() {
+	if st.detached.CompareAndSwap(false, true) {
+		st.g.done()
+		return
+	}
+	st.e.hold(st.g, -1)
+}
+
+// hold adds d to the holds of g's stages, closing those that a retired
+// generation left to the last holder.
+func (e *Engine) hold(g *generation, d int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, in := range g.stages {
+		in.holds += d
+		if in.holds == 0 && in.closePending {
+			in.closePending = false
+			e.closeInstance(in)
+		}
+	}
 }
 
 // reqState is the engine's per-request bookkeeping, one allocation per
 // request. Its fields are atomics because the timeout stage lets the inner
 // stages run on after it has answered.
 type reqState struct {
+	e        *Engine
+	g        *generation
+	detached atomic.Bool
+
 	scope  request.Scope
 	rec    recorder
 	self   [maxStages]atomic.Int64 // ns each stage ran itself
@@ -332,10 +379,17 @@ func (e *Engine) root(next http.Handler) http.Handler {
 	log := e.opts.Log
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
-		st := &reqState{}
+		ctx := r.Context()
+		st, ok := ctx.Value(stateKey{}).(*reqState) // ServeHTTP's
+		if !ok {
+			st = &reqState{}
+			ctx = context.WithValue(ctx, stateKey{}, st)
+		}
+		if st.g != nil {
+			st.scope.Detacher = st
+		}
 		st.last.Store(mono())
 		st.rec.ResponseWriter = w
-		ctx := context.WithValue(r.Context(), stateKey{}, st)
 		ctx = request.WithScope(ctx, &st.scope)
 
 		kind := m.inflight.WithLabelValues(requestKind(r))

@@ -447,3 +447,70 @@ func BenchmarkEmptyEngine(b *testing.B) {
 		e.ServeHTTP(w, req)
 	}
 }
+
+// A detached long-running request lets a reload close the nested
+// instances only its generation used, while the stages it is inside stay
+// open until it ends.
+func TestDetachedRequestLetsReloadRetire(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	r := testRegistry(t)
+	release, entered := make(chan struct{}), make(chan struct{})
+	e := NewEngine(Options{Registry: r, Metrics: reg, Next: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		request.Detach(r.Context())
+		close(entered)
+		<-release
+		io.WriteString(w, "ok")
+	})})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	var once sync.Once
+	unblock := func() { once.Do(func() { close(release) }) }
+	defer unblock() // before srv.Close, which waits for the handler
+	apply := func(header string) *generation {
+		cfg := &config.Config{Pipeline: entries(
+			withConfig("list", map[string]any{"items": []any{map[string]any{"name": "x", "config": map[string]any{"header": header}}}}),
+			withConfig("b", map[string]any{"header": header}), "end")}
+		plan, err := r.Plan(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Apply(plan, cfg); err != nil {
+			t.Fatal(err)
+		}
+		return e.cur.Load()
+	}
+	first := apply("1")
+	done := make(chan error, 1)
+	go func() {
+		resp, err := http.Get(srv.URL + "/watch")
+		if err == nil {
+			resp.Body.Close()
+		}
+		done <- err
+	}()
+	<-entered
+	apply("2")
+
+	oldX := first.stages[0].Nested["items"][0].Value.(*testStage)
+	oldB := first.stages[1].Value.(*testStage)
+	deadline := time.Now().Add(5 * time.Second)
+	for !oldX.closed.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the old nested instance stayed open while a detached request ran")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if oldB.closed.Load() {
+		t.Fatal("a stage the running request is inside was closed")
+	}
+	unblock()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	for !oldB.closed.Load() {
+		if time.Now().After(deadline) {
+			t.Fatal("the old stage was never closed after the request ended")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -23,6 +23,20 @@ type Scope struct {
 	// Audit is the audit stage's record of the request, nil when it is
 	// not audited: later stages add annotations and the decoded write.
 	Audit AuditRecorder
+	// Detacher is the engine's hold on the request, nil outside one.
+	Detacher Detacher
+}
+
+// Detacher lets a long-running request give back the pipeline generation
+// it came through, once the stage serving it has taken over.
+type Detacher interface{ Detach() }
+
+// Detach tells the engine that the request, a watch say, no longer needs
+// the instances it has passed: a reload may retire them while it runs.
+func Detach(ctx context.Context) {
+	if s := ScopeFrom(ctx); s != nil && s.Detacher != nil {
+		s.Detacher.Detach()
+	}
 }
 
 type scopeKey struct{}

@@ -95,6 +95,9 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 		return err
 	}
 	defer wi.Stop()
+	// From here on the watch needs only this stage: a reload need not wait
+	// for it to retire the admission plugins and authenticators it passed.
+	request.Detach(r.Context())
 
 	enc := newEventEncoder(r, res, out, w)
 	rc := http.NewResponseController(w)
