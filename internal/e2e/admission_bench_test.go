@@ -15,6 +15,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -79,7 +80,7 @@ func BenchmarkAdmissionPlugin(b *testing.B) {
 				b.ReportAllocs()
 				for i := 0; i < b.N; i++ {
 					// A fresh pod each time: mutating plugins change it.
-					pod := testPod("p")
+					pod := e2eutil.Pod("p")
 					pod.Namespace = "bench"
 					pod.Spec.ServiceAccountName = "default"
 					pod.Spec.Containers[0].ImagePullPolicy = corev1.PullAlways

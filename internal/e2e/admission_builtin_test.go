@@ -18,6 +18,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -48,7 +49,7 @@ func admissionServer(t *testing.T, mutating, validating []string) (*testserver.T
 // TestBuiltinAdmission runs the default-on plugins' cases on one server;
 // Priority goes last, as its default class changes every later pod.
 func TestBuiltinAdmission(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	for _, c := range []struct {
 		name string
 		fn   func(*testing.T, *testserver.TestServer, kubernetes.Interface)
@@ -64,27 +65,6 @@ func TestBuiltinAdmission(t *testing.T) {
 	}
 }
 
-func testPod(name string, mutate ...func(*corev1.Pod)) *corev1.Pod {
-	p := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Name: name},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx:1.27"}}},
-	}
-	for _, m := range mutate {
-		m(p)
-	}
-	return p
-}
-
-// waitDefaultSA waits for the serviceaccount-controller to make the
-// namespace's default account.
-func waitDefaultSA(t *testing.T, cs kubernetes.Interface, ns string) {
-	t.Helper()
-	eventually(t, 10*time.Second, "the default ServiceAccount in "+ns, func() bool {
-		_, err := cs.CoreV1().ServiceAccounts(ns).Get(context.Background(), "default", metav1.GetOptions{})
-		return err == nil
-	})
-}
-
 func wantForbidden(t *testing.T, err error, msg string) {
 	t.Helper()
 	if !apierrors.IsForbidden(err) {
@@ -98,10 +78,10 @@ func wantForbidden(t *testing.T, err error, msg string) {
 // The default plugins, as kube-apiserver runs them, shape a plain pod.
 func defaultAdmissionShapesPods(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "adm")
-	waitDefaultSA(t, cs, "adm")
+	e2eutil.Namespace(t, cs, "adm")
+	e2eutil.WaitDefaultSA(t, cs, "adm")
 
-	pod, err := cs.CoreV1().Pods("adm").Create(ctx, testPod("plain"), metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods("adm").Create(ctx, e2eutil.Pod("plain"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +114,7 @@ func defaultAdmissionShapesPods(t *testing.T, _ *testserver.TestServer, cs kuber
 	}
 
 	// automountServiceAccountToken: false keeps the volume out.
-	pod, err = cs.CoreV1().Pods("adm").Create(ctx, testPod("nomount", func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = ptr.To(false) }), metav1.CreateOptions{})
+	pod, err = cs.CoreV1().Pods("adm").Create(ctx, e2eutil.Pod("nomount", func(p *corev1.Pod) { p.Spec.AutomountServiceAccountToken = ptr.To(false) }), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +125,7 @@ func defaultAdmissionShapesPods(t *testing.T, _ *testserver.TestServer, cs kuber
 	if _, err := cs.CoreV1().ServiceAccounts("adm").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "quiet"}, AutomountServiceAccountToken: ptr.To(false)}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod, err = cs.CoreV1().Pods("adm").Create(ctx, testPod("quiet", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "quiet" }), metav1.CreateOptions{})
+	pod, err = cs.CoreV1().Pods("adm").Create(ctx, e2eutil.Pod("quiet", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "quiet" }), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,24 +134,24 @@ func defaultAdmissionShapesPods(t *testing.T, _ *testserver.TestServer, cs kuber
 	}
 
 	// A missing account is refused with kube's message.
-	_, err = cs.CoreV1().Pods("adm").Create(ctx, testPod("ghost", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "ghost" }), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("adm").Create(ctx, e2eutil.Pod("ghost", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "ghost" }), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "ghost" is forbidden: error looking up service account adm/ghost: serviceaccount "ghost" not found`)
 
 	// The controller puts the default account back.
 	if err := cs.CoreV1().ServiceAccounts("adm").Delete(ctx, "default", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	waitDefaultSA(t, cs, "adm")
+	e2eutil.WaitDefaultSA(t, cs, "adm")
 }
 
 func priorityAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "prio")
-	waitDefaultSA(t, cs, "prio")
+	e2eutil.Namespace(t, cs, "prio")
+	e2eutil.WaitDefaultSA(t, cs, "prio")
 	pcs := cs.SchedulingV1().PriorityClasses()
 
 	// The bootstrap hook made kube's system classes.
-	eventually(t, 10*time.Second, "system priority classes", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "system priority classes", func() bool {
 		pc, err := pcs.Get(ctx, "system-node-critical", metav1.GetOptions{})
 		return err == nil && pc.Value == 2000001000
 	})
@@ -188,30 +168,30 @@ func priorityAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.Int
 	_, err = pcs.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "second"}, Value: 5, GlobalDefault: true}, metav1.CreateOptions{})
 	wantForbidden(t, err, "PriorityClass batch is already marked as default. Only one default can exist")
 
-	pod, err := cs.CoreV1().Pods("prio").Create(ctx, testPod("dflt"), metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("dflt"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pod.Spec.PriorityClassName != "batch" || *pod.Spec.Priority != 1000 || *pod.Spec.PreemptionPolicy != corev1.PreemptNever {
 		t.Errorf("default class: %q %v %v", pod.Spec.PriorityClassName, *pod.Spec.Priority, *pod.Spec.PreemptionPolicy)
 	}
-	pod, err = cs.CoreV1().Pods("prio").Create(ctx, testPod("crit", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }), metav1.CreateOptions{})
+	pod, err = cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("crit", func(p *corev1.Pod) { p.Spec.PriorityClassName = "system-node-critical" }), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if *pod.Spec.Priority != 2000001000 {
 		t.Errorf("system-node-critical priority %d", *pod.Spec.Priority)
 	}
-	_, err = cs.CoreV1().Pods("prio").Create(ctx, testPod("nope", func(p *corev1.Pod) { p.Spec.PriorityClassName = "nope" }), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("nope", func(p *corev1.Pod) { p.Spec.PriorityClassName = "nope" }), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "nope" is forbidden: no PriorityClass with name nope was found`)
-	_, err = cs.CoreV1().Pods("prio").Create(ctx, testPod("fixed", func(p *corev1.Pod) { p.Spec.Priority = ptr.To[int32](7) }), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("fixed", func(p *corev1.Pod) { p.Spec.Priority = ptr.To[int32](7) }), metav1.CreateOptions{})
 	wantForbidden(t, err, "the integer value of priority (7) must not be provided in pod spec; priority admission controller computed 1000 from the given PriorityClass name")
 }
 
 func limitRangerAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "lr")
-	waitDefaultSA(t, cs, "lr")
+	e2eutil.Namespace(t, cs, "lr")
+	e2eutil.WaitDefaultSA(t, cs, "lr")
 	q := resource.MustParse
 	if _, err := cs.CoreV1().LimitRanges("lr").Create(ctx, &corev1.LimitRange{
 		ObjectMeta: metav1.ObjectMeta{Name: "limits"},
@@ -227,7 +207,7 @@ func limitRangerAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	pod, err := cs.CoreV1().Pods("lr").Create(ctx, testPod("dflt"), metav1.CreateOptions{})
+	pod, err := cs.CoreV1().Pods("lr").Create(ctx, e2eutil.Pod("dflt"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -247,14 +227,14 @@ func limitRangerAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.
 				Requests: corev1.ResourceList{corev1.ResourceCPU: q(req)}, Limits: corev1.ResourceList{corev1.ResourceCPU: q(lim)}}
 		}
 	}
-	_, err = cs.CoreV1().Pods("lr").Create(ctx, testPod("big", withCPU("500m", "2")), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("lr").Create(ctx, e2eutil.Pod("big", withCPU("500m", "2")), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "big" is forbidden: maximum cpu usage per Container is 1, but limit is 2`)
-	_, err = cs.CoreV1().Pods("lr").Create(ctx, testPod("small", withCPU("50m", "100m")), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("lr").Create(ctx, e2eutil.Pod("small", withCPU("50m", "100m")), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "small" is forbidden: minimum cpu usage per Container is 100m, but request is 50m`)
 	// Several violations read as kube's aggregate: [a, b].
-	_, err = cs.CoreV1().Pods("lr").Create(ctx, testPod("both", withCPU("50m", "2")), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("lr").Create(ctx, e2eutil.Pod("both", withCPU("50m", "2")), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "both" is forbidden: [minimum cpu usage per Container is 100m, but request is 50m, maximum cpu usage per Container is 1, but limit is 2, cpu max limit to request ratio per Container is 4, but provided ratio is 40.000000]`)
-	_, err = cs.CoreV1().Pods("lr").Create(ctx, testPod("ratio", withCPU("100m", "1")), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("lr").Create(ctx, e2eutil.Pod("ratio", withCPU("100m", "1")), metav1.CreateOptions{})
 	wantForbidden(t, err, "cpu max limit to request ratio per Container is 4, but provided ratio is 10.000000")
 	_, err = cs.CoreV1().PersistentVolumeClaims("lr").Create(ctx, &corev1.PersistentVolumeClaim{
 		ObjectMeta: metav1.ObjectMeta{Name: "huge"},
@@ -273,7 +253,7 @@ func TestOptionalPodPlugins(t *testing.T) {
 	// NamespaceAutoProvision: a create in a missing namespace makes it.
 	// The default account is asked for again for a while, as kube does,
 	// so the new namespace's account arrives in time.
-	pod, err := cs.CoreV1().Pods("auto").Create(ctx, testPod("p", func(p *corev1.Pod) {
+	pod, err := cs.CoreV1().Pods("auto").Create(ctx, e2eutil.Pod("p", func(p *corev1.Pod) {
 		p.Spec.Containers[0].ImagePullPolicy = corev1.PullIfNotPresent
 	}), metav1.CreateOptions{})
 	if err != nil {
@@ -299,8 +279,8 @@ func TestOptionalPodPlugins(t *testing.T) {
 
 func resourceQuotaAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "rq")
-	waitDefaultSA(t, cs, "rq")
+	e2eutil.Namespace(t, cs, "rq")
+	e2eutil.WaitDefaultSA(t, cs, "rq")
 	q := resource.MustParse
 	quotas := cs.CoreV1().ResourceQuotas("rq")
 	if _, err := quotas.Create(ctx, &corev1.ResourceQuota{
@@ -314,7 +294,7 @@ func resourceQuotaAdmission(t *testing.T, _ *testserver.TestServer, cs kubernete
 		t.Fatal(err)
 	}
 	// The controller fills status before anything is charged.
-	eventually(t, 10*time.Second, "the quota's status", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the quota's status", func() bool {
 		rq, err := quotas.Get(ctx, "compute", metav1.GetOptions{})
 		return err == nil && len(rq.Status.Hard) == 7 && len(rq.Status.Used) == 7
 	})
@@ -324,12 +304,12 @@ func resourceQuotaAdmission(t *testing.T, _ *testserver.TestServer, cs kubernete
 				Requests: corev1.ResourceList{corev1.ResourceCPU: q(cpu)}, Limits: corev1.ResourceList{corev1.ResourceMemory: q(mem)}}
 		}
 	}
-	_, err := cs.CoreV1().Pods("rq").Create(ctx, testPod("bare"), metav1.CreateOptions{})
+	_, err := cs.CoreV1().Pods("rq").Create(ctx, e2eutil.Pod("bare"), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "bare" is forbidden: failed quota: compute: must specify limits.memory for: app; requests.cpu for: app`)
-	if _, err := cs.CoreV1().Pods("rq").Create(ctx, testPod("a", withRes("600m", "512Mi")), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods("rq").Create(ctx, e2eutil.Pod("a", withRes("600m", "512Mi")), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = cs.CoreV1().Pods("rq").Create(ctx, testPod("b", withRes("600m", "256Mi")), metav1.CreateOptions{})
+	_, err = cs.CoreV1().Pods("rq").Create(ctx, e2eutil.Pod("b", withRes("600m", "256Mi")), metav1.CreateOptions{})
 	wantForbidden(t, err, `pods "b" is forbidden: exceeded quota: compute, requested: requests.cpu=600m, used: requests.cpu=600m, limited: requests.cpu=1`)
 	rq, err := quotas.Get(ctx, "compute", metav1.GetOptions{})
 	if err != nil {
@@ -354,11 +334,11 @@ func resourceQuotaAdmission(t *testing.T, _ *testserver.TestServer, cs kubernete
 	if err := cs.CoreV1().Pods("rq").Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the deleted pod's usage released", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the deleted pod's usage released", func() bool {
 		rq, err := quotas.Get(ctx, "compute", metav1.GetOptions{})
 		return err == nil && rq.Status.Used.Pods().Value() == 0 && rq.Status.Used.Name(corev1.ResourceRequestsCPU, resource.DecimalSI).IsZero()
 	})
-	if _, err := cs.CoreV1().Pods("rq").Create(ctx, testPod("b", withRes("600m", "256Mi")), metav1.CreateOptions{}); err != nil {
+	if _, err := cs.CoreV1().Pods("rq").Create(ctx, e2eutil.Pod("b", withRes("600m", "256Mi")), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("after the release: %v", err)
 	}
 }
@@ -367,7 +347,7 @@ func resourceQuotaAdmission(t *testing.T, _ *testserver.TestServer, cs kubernete
 // created, status.used says five, and every other create is refused.
 func resourceQuotaHoldsUnderConcurrentCreates(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "race")
+	e2eutil.Namespace(t, cs, "race")
 	const limit, creators = 5, 20
 	quotas := cs.CoreV1().ResourceQuotas("race")
 	if _, err := quotas.Create(ctx, &corev1.ResourceQuota{
@@ -376,7 +356,7 @@ func resourceQuotaHoldsUnderConcurrentCreates(t *testing.T, _ *testserver.TestSe
 	}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 10*time.Second, "the quota's status", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the quota's status", func() bool {
 		rq, err := quotas.Get(ctx, "count", metav1.GetOptions{})
 		return err == nil && len(rq.Status.Used) == 1
 	})
@@ -436,15 +416,15 @@ func resourceQuotaHoldsUnderConcurrentCreates(t *testing.T, _ *testserver.TestSe
 // Every plugin that ran is timed with kube's metric names and labels.
 func admissionMetrics(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "met")
-	waitDefaultSA(t, cs, "met")
-	if _, err := cs.CoreV1().Pods("met").Create(ctx, testPod("p"), metav1.CreateOptions{}); err != nil {
+	e2eutil.Namespace(t, cs, "met")
+	e2eutil.WaitDefaultSA(t, cs, "met")
+	if _, err := cs.CoreV1().Pods("met").Create(ctx, e2eutil.Pod("p"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := cs.CoreV1().Pods("met").Create(ctx, testPod("x", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "ghost" }), metav1.CreateOptions{})
+	_, err := cs.CoreV1().Pods("met").Create(ctx, e2eutil.Pod("x", func(p *corev1.Pod) { p.Spec.ServiceAccountName = "ghost" }), metav1.CreateOptions{})
 	wantForbidden(t, err, "ghost")
-	_, metrics := get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
-	mustContain(t, "/metrics", metrics,
+	_, metrics := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
+	e2eutil.MustContain(t, "/metrics", metrics,
 		"# TYPE apiserver_admission_step_admission_duration_seconds histogram",
 		`apiserver_admission_step_admission_duration_seconds_bucket{operation="CREATE",rejected="false",type="admit",le="0.005"}`,
 		`apiserver_admission_step_admission_duration_seconds_bucket{operation="CREATE",rejected="false",type="validate",le="2.5"}`,

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 )
 
 // admissionPipeline is the default pipeline with the mutating-admission
@@ -38,8 +39,8 @@ func TestAdmissionPluginToggledByReload(t *testing.T) {
 	rl := startReloadable(t, "x")
 	cs := kubernetes.NewForConfigOrDie(rl.ts.Config)
 	ctx := context.Background()
-	namespace(t, cs, "toggle")
-	waitDefaultSA(t, cs, "toggle")
+	e2eutil.Namespace(t, cs, "toggle")
+	e2eutil.WaitDefaultSA(t, cs, "toggle")
 	sa := map[string]any{"name": "ServiceAccount"}
 	tolerations := func(seconds int) map[string]any {
 		return map[string]any{"name": "DefaultTolerationSeconds", "config": map[string]any{"defaultNotReadyTolerationSeconds": seconds}}
@@ -49,7 +50,7 @@ func TestAdmissionPluginToggledByReload(t *testing.T) {
 	// seen is the not-ready toleration a dry-run pod create gets: its
 	// seconds, or -1 without one.
 	seen := func(name string) (int64, error) {
-		pod, err := cs.CoreV1().Pods("toggle").Create(ctx, testPod(name), metav1.CreateOptions{DryRun: []string{"All"}})
+		pod, err := cs.CoreV1().Pods("toggle").Create(ctx, e2eutil.Pod(name), metav1.CreateOptions{DryRun: []string{"All"}})
 		if err != nil {
 			return 0, err
 		}
@@ -97,18 +98,18 @@ func TestAdmissionPluginToggledByReload(t *testing.T) {
 	for _, s := range steps {
 		start := time.Now()
 		rl.write(t, admissionPipeline(s.plugins), nil)
-		eventually(t, 5*time.Second, s.what, func() bool {
+		e2eutil.Eventually(t, 5*time.Second, s.what, func() bool {
 			got, err := seen("probe")
 			return err == nil && got == s.want
 		})
 		t.Logf("%s: visible after %v", s.what, time.Since(start))
-		eventually(t, 5*time.Second, "the load to see "+s.what, func() bool { _, ok := observed.Load(s.want); return ok })
+		e2eutil.Eventually(t, 5*time.Second, "the load to see "+s.what, func() bool { _, ok := observed.Load(s.want); return ok })
 	}
 	close(stop)
 	wg.Wait()
 	if failures.Load() != 0 {
 		t.Fatalf("%d of %d requests failed across reloads", failures.Load(), total.Load())
 	}
-	_, body := get(t, rl.ts.HTTPClient(t), rl.ts.URL()+"/debug/pipeline")
-	mustContain(t, "/debug/pipeline", body, "DefaultTolerationSeconds", "ServiceAccount")
+	_, body := e2eutil.Get(t, rl.ts.HTTPClient(t), rl.ts.URL()+"/debug/pipeline")
+	e2eutil.MustContain(t, "/debug/pipeline", body, "DefaultTolerationSeconds", "ServiceAccount")
 }

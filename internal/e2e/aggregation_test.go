@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -34,12 +35,12 @@ func grants(rules []rbacv1.PolicyRule, verb, group, resource string) bool {
 
 func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{})
-	cs := clientset(t, ts.Config)
+	cs := e2eutil.Clientset(t, ts.Config)
 	ctx := context.Background()
 	roles := cs.RbacV1().ClusterRoles()
 
 	t.Run("the default aggregated roles hold their rules", func(t *testing.T) {
-		eventually(t, 10*time.Second, "view, edit and admin to get view's rules", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "view, edit and admin to get view's rules", func() bool {
 			for _, name := range []string{"view", "edit", "admin"} {
 				r, err := roles.Get(ctx, name, metav1.GetOptions{})
 				if err != nil || !grants(r.Rules, "watch", "", "configmaps") {
@@ -48,11 +49,11 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 			}
 			return true
 		})
-		out, err := kubectl(t, ts, "get", "clusterrole", "view", "-o", "yaml")
+		out, err := e2eutil.Kubectl(t, ts, "get", "clusterrole", "view", "-o", "yaml")
 		if err != nil {
 			t.Fatalf("kubectl: %v\n%s", err, out)
 		}
-		mustContain(t, "view", out, "aggregationRule:", "rules:", "- pods", "- configmaps")
+		e2eutil.MustContain(t, "view", out, "aggregationRule:", "rules:", "- pods", "- configmaps")
 	})
 
 	crd := rbacv1.PolicyRule{Verbs: []string{"get", "list"}, APIGroups: []string{"example.com"}, Resources: []string{"widgets"}}
@@ -64,7 +65,7 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "widgets in view, edit and admin", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "widgets in view, edit and admin", func() bool {
 			for _, name := range []string{"view", "edit", "admin"} {
 				r, err := roles.Get(ctx, name, metav1.GetOptions{})
 				if err != nil || !hasRule(r.Rules, crd) || !grants(r.Rules, "list", "", "pods") {
@@ -73,11 +74,11 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 			}
 			return true
 		})
-		out, err := kubectl(t, ts, "get", "clusterrole", "view", "-o", "yaml")
+		out, err := e2eutil.Kubectl(t, ts, "get", "clusterrole", "view", "-o", "yaml")
 		if err != nil {
 			t.Fatalf("kubectl: %v\n%s", err, out)
 		}
-		mustContain(t, "view", out, "example.com", "widgets")
+		e2eutil.MustContain(t, "view", out, "example.com", "widgets")
 	})
 	t.Run("a changed role is written again", func(t *testing.T) {
 		r, err := roles.Get(ctx, "widgets-view", metav1.GetOptions{})
@@ -90,7 +91,7 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 		if _, err := roles.Update(ctx, r, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the changed rule in view", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "the changed rule in view", func() bool {
 			v, err := roles.Get(ctx, "view", metav1.GetOptions{})
 			return err == nil && hasRule(v.Rules, changed) && !hasRule(v.Rules, crd)
 		})
@@ -99,7 +100,7 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 		if err := roles.Delete(ctx, "widgets-view", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "widgets gone from admin", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "widgets gone from admin", func() bool {
 			v, err := roles.Get(ctx, "admin", metav1.GetOptions{})
 			if err != nil || !grants(v.Rules, "list", "", "pods") {
 				return false
@@ -125,7 +126,7 @@ func TestClusterRoleAggregationWrittenBack(t *testing.T) {
 			Rules: []rbacv1.PolicyRule{rule}}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the custom aggregate's rules", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "the custom aggregate's rules", func() bool {
 			v, err := roles.Get(ctx, "custom-aggregate", metav1.GetOptions{})
 			return err == nil && len(v.Rules) == 1 && equality.Semantic.DeepEqual(v.Rules[0], rule)
 		})

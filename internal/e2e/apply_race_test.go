@@ -12,6 +12,7 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -22,7 +23,7 @@ import (
 // gets 409 AlreadyExists.
 func testConcurrentApplyCreates(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "apply-race")
+	e2eutil.Namespace(t, cs, "apply-race")
 	cms := cs.CoreV1().ConfigMaps("apply-race")
 	const appliers = 10
 	for round := 0; round < 3; round++ {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 	"github.com/kpipe/kpipe/plugins/audit"
 )
@@ -73,7 +74,7 @@ func auditLog(t *testing.T, path string) []audit.Event {
 func findEvents(t *testing.T, path, what string, match func(*audit.Event) bool, stages ...audit.EventStage) map[audit.EventStage]audit.Event {
 	t.Helper()
 	var got map[audit.EventStage]audit.Event
-	eventually(t, 10*time.Second, what, func() bool {
+	e2eutil.Eventually(t, 10*time.Second, what, func() bool {
 		got = map[audit.EventStage]audit.Event{}
 		for _, ev := range auditLog(t, path) {
 			if match(&ev) {
@@ -113,7 +114,7 @@ func TestAudit(t *testing.T) {
 			}
 		}
 	}})
-	cs := clientset(t, ts.Config)
+	cs := e2eutil.Clientset(t, ts.Config)
 	ctx := context.Background()
 	const secretValue = "hunter2-very-secret"
 
@@ -124,7 +125,7 @@ func TestAudit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := kubectl(t, ts, "get", "secret", "s1", "-o", "yaml"); err != nil || !strings.Contains(out, "password:") {
+		if out, err := e2eutil.Kubectl(t, ts, "get", "secret", "s1", "-o", "yaml"); err != nil || !strings.Contains(out, "password:") {
 			t.Fatalf("kubectl get secret: %v\n%s", err, out)
 		}
 		evs := findEvents(t, logPath, "the secret's create events", objectIs("create", "secrets", "s1"),
@@ -166,7 +167,7 @@ func TestAudit(t *testing.T) {
 				return resp, err
 			})
 		}
-		_, err := clientset(t, cfg).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
+		_, err := e2eutil.Clientset(t, cfg).CoreV1().ConfigMaps("default").Create(ctx, &corev1.ConfigMap{
 			ObjectMeta: metav1.ObjectMeta{Name: "c1"}, Data: map[string]string{"colour": "teal"},
 		}, metav1.CreateOptions{})
 		if err != nil {
@@ -200,7 +201,7 @@ func TestAudit(t *testing.T) {
 	t.Run("failed authentication is audited", func(t *testing.T) {
 		cfg := rest.AnonymousClientConfig(ts.Config)
 		cfg.BearerToken = "not-a-token"
-		_, err := clientset(t, cfg).CoreV1().Namespaces().Get(ctx, "audit-401", metav1.GetOptions{})
+		_, err := e2eutil.Clientset(t, cfg).CoreV1().Namespaces().Get(ctx, "audit-401", metav1.GetOptions{})
 		if err == nil {
 			t.Fatal("a bad token was let in")
 		}
@@ -217,7 +218,7 @@ func TestAudit(t *testing.T) {
 	t.Run("impersonation records both users, a refusal its decision", func(t *testing.T) {
 		cfg := rest.CopyConfig(ts.Config)
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "alice", Groups: []string{"devs"}}
-		_, err := clientset(t, cfg).CoreV1().ConfigMaps("default").Get(ctx, "c1", metav1.GetOptions{})
+		_, err := e2eutil.Clientset(t, cfg).CoreV1().ConfigMaps("default").Get(ctx, "c1", metav1.GetOptions{})
 		mustForbidden(t, err, `configmaps "c1" is forbidden: User "alice" cannot get resource "configmaps" in API group "" in the namespace "default"`)
 		done := findEvents(t, logPath, "alice's get", objectIs("get", "configmaps", "c1"), audit.StageResponseComplete)[audit.StageResponseComplete]
 		if done.User.Username != "kubernetes-admin" || done.ImpersonatedUser == nil || done.ImpersonatedUser.Username != "alice" ||
@@ -253,7 +254,7 @@ func TestAudit(t *testing.T) {
 		}
 		// Once the new policy is in, a probe in "quiet" leaves no event
 		// while one sent after it in "loud" does.
-		eventually(t, 10*time.Second, "the new policy", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "the new policy", func() bool {
 			for _, ns := range []string{"quiet", "loud"} {
 				_, _ = cs.CoreV1().ConfigMaps(ns).Get(ctx, "probe", metav1.GetOptions{})
 			}

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -83,7 +84,7 @@ func createSA(t *testing.T, cs kubernetes.Interface, ns, name string) *corev1.Se
 // createToken runs `kubectl create token` as the admin.
 func createToken(t *testing.T, ts *testserver.TestServer, ns, sa string, args ...string) string {
 	t.Helper()
-	out, err := kubectl(t, ts, append([]string{"create", "token", sa, "-n", ns}, args...)...)
+	out, err := e2eutil.Kubectl(t, ts, append([]string{"create", "token", sa, "-n", ns}, args...)...)
 	if err != nil {
 		t.Fatalf("kubectl create token: %v\n%s", err, out)
 	}
@@ -100,7 +101,7 @@ func TestServiceAccountTokens(t *testing.T) {
 
 func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	createNamespaces(t, admin, "sa-tokens")
 	sa := createSA(t, admin, "sa-tokens", "robot")
 
@@ -110,7 +111,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	}
 
 	// The token authenticates as kube's service account user.
-	robot := clientset(t, tokenConfig(ts, token))
+	robot := e2eutil.Clientset(t, tokenConfig(ts, token))
 	ssr, err := robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("SelfSubjectReview with the token: %v", err)
@@ -141,7 +142,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	if err != nil {
 		t.Fatal(err, out)
 	}
-	mustContain(t, "kubectl auth whoami", out, "system:serviceaccount:sa-tokens:robot", "[system:serviceaccounts system:serviceaccounts:sa-tokens system:authenticated]")
+	e2eutil.MustContain(t, "kubectl auth whoami", out, "system:serviceaccount:sa-tokens:robot", "[system:serviceaccounts system:serviceaccounts:sa-tokens system:authenticated]")
 
 	// Once the service account is gone, its token is refused with 401.
 	if err := admin.CoreV1().ServiceAccounts("sa-tokens").Delete(ctx, "robot", metav1.DeleteOptions{}); err != nil {
@@ -162,7 +163,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 
 func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	createNamespaces(t, admin, "token-request")
 	createSA(t, admin, "token-request", "app")
 
@@ -205,7 +206,7 @@ func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = clientset(t, tokenConfig(ts, other.Status.Token)).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	_, err = e2eutil.Clientset(t, tokenConfig(ts, other.Status.Token)).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Errorf("token for audience vault used on the API: err = %v, want 401", err)
 	}

@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"crypto/tls"
-	"crypto/x509"
 	"encoding/json"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -16,6 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/internal/server/certs"
@@ -68,51 +66,9 @@ func startAuthn(t *testing.T, tokens string) *testserver.TestServer {
 	})
 }
 
-// rawClient trusts the server's CA and presents cert, if any.
-func rawClient(t *testing.T, ts *testserver.TestServer, cert *tls.Certificate) *http.Client {
-	t.Helper()
-	caPEM, err := os.ReadFile(filepath.Join(ts.StateDir, "pki", "ca.crt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(caPEM) {
-		t.Fatal("ca.crt holds no certificate")
-	}
-	cfg := &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
-	if cert != nil {
-		cfg.Certificates = []tls.Certificate{*cert}
-	}
-	tr := &http.Transport{TLSClientConfig: cfg, ForceAttemptHTTP2: true}
-	t.Cleanup(tr.CloseIdleConnections)
-	return &http.Client{Transport: tr, Timeout: 10 * time.Second}
-}
-
-// do sends GET path with an optional bearer token.
-func do(t *testing.T, c *http.Client, ts *testserver.TestServer, path, token string) (int, []byte) {
-	t.Helper()
-	req, err := http.NewRequest("GET", ts.URL()+path, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	resp, err := c.Do(req)
-	if err != nil {
-		t.Fatalf("GET %s: %v", path, err)
-	}
-	defer resp.Body.Close()
-	buf, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return resp.StatusCode, buf
-}
-
 func whoami(t *testing.T, c *http.Client, ts *testserver.TestServer, token string) request.User {
 	t.Helper()
-	code, body := do(t, c, ts, "/whoami", token)
+	code, body := e2eutil.Do(t, c, ts, "/whoami", token)
 	if code != http.StatusOK {
 		t.Fatalf("/whoami: %d %s", code, body)
 	}
@@ -144,26 +100,13 @@ func wantUnauthorized(t *testing.T, code int, body []byte) {
 	}
 }
 
-func issue(t *testing.T, ca *certs.Authority, cn string, orgs ...string) *tls.Certificate {
-	t.Helper()
-	certPEM, keyPEM, err := ca.IssueClient(cn, orgs, time.Hour)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &pair
-}
-
 func TestAuthn(t *testing.T) {
 	tokens := filepath.Join(t.TempDir(), "tokens.csv")
 	if err := os.WriteFile(tokens, []byte("# token,user,uid,groups\nfirst-token,alice,uid-alice,\"devs,ops\"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	ts := startAuthn(t, tokens)
-	anon := rawClient(t, ts, nil)
+	anon := e2eutil.RawClient(t, ts, nil)
 
 	t.Run("admin kubeconfig authenticates by client certificate", func(t *testing.T) {
 		c := ts.HTTPClient(t)
@@ -178,7 +121,7 @@ func TestAuthn(t *testing.T) {
 			t.Fatal(err)
 		}
 		wantUser(t, u, "kubernetes-admin", request.SystemPrivileged, request.AllAuthenticated)
-		if code, body := get(t, c, ts.URL()+"/api/v1/namespaces"); code != http.StatusOK {
+		if code, body := e2eutil.Get(t, c, ts.URL()+"/api/v1/namespaces"); code != http.StatusOK {
 			t.Errorf("admin list namespaces: %d %s", code, body)
 		}
 	})
@@ -187,7 +130,7 @@ func TestAuthn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		u := whoami(t, rawClient(t, ts, issue(t, ca, "bob", "testers")), ts, "")
+		u := whoami(t, e2eutil.RawClient(t, ts, e2eutil.IssueClientCert(t, ca, "bob", "testers")), ts, "")
 		wantUser(t, u, "bob", "testers", request.AllAuthenticated)
 	})
 	t.Run("client certificate of an unknown CA is 401", func(t *testing.T) {
@@ -195,34 +138,34 @@ func TestAuthn(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		c := rawClient(t, ts, issue(t, other, "kubernetes-admin", "system:masters"))
-		code, body := do(t, c, ts, "/version", "")
+		c := e2eutil.RawClient(t, ts, e2eutil.IssueClientCert(t, other, "kubernetes-admin", "system:masters"))
+		code, body := e2eutil.Do(t, c, ts, "/version", "")
 		wantUnauthorized(t, code, body)
 	})
 	t.Run("token from the token file", func(t *testing.T) {
-		if code, body := do(t, anon, ts, "/version", "first-token"); code != http.StatusOK {
+		if code, body := e2eutil.Do(t, anon, ts, "/version", "first-token"); code != http.StatusOK {
 			t.Fatalf("/version with a token: %d %s", code, body)
 		}
 		wantUser(t, whoami(t, anon, ts, "first-token"), "alice", "devs", "ops", request.AllAuthenticated)
 	})
 	t.Run("unknown token is 401, not anonymous", func(t *testing.T) {
-		code, body := do(t, anon, ts, "/readyz", "nobody-knows-me")
+		code, body := e2eutil.Do(t, anon, ts, "/readyz", "nobody-knows-me")
 		wantUnauthorized(t, code, body)
 	})
 	t.Run("editing the token file takes effect without a restart", func(t *testing.T) {
 		if err := os.WriteFile(tokens, []byte("second-token,carol,uid-carol\n"), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, 10*time.Second, "the new token to work", func() bool {
-			code, _ := do(t, anon, ts, "/version", "second-token")
+		e2eutil.Eventually(t, 10*time.Second, "the new token to work", func() bool {
+			code, _ := e2eutil.Do(t, anon, ts, "/version", "second-token")
 			return code == http.StatusOK
 		})
 		wantUser(t, whoami(t, anon, ts, "second-token"), "carol", request.AllAuthenticated)
-		code, body := do(t, anon, ts, "/version", "first-token")
+		code, body := e2eutil.Do(t, anon, ts, "/version", "first-token")
 		wantUnauthorized(t, code, body)
 	})
 	t.Run("anonymous reaches readyz", func(t *testing.T) {
-		if code, body := do(t, anon, ts, "/readyz", ""); code != http.StatusOK {
+		if code, body := e2eutil.Do(t, anon, ts, "/readyz", ""); code != http.StatusOK {
 			t.Fatalf("anonymous /readyz: %d %s", code, body)
 		}
 		wantUser(t, whoami(t, anon, ts, ""), request.Anonymous, request.AllUnauthenticated)
@@ -245,8 +188,8 @@ func TestAuthn(t *testing.T) {
 		wantUser(t, u, request.APIServerUser, request.SystemPrivileged, request.AllAuthenticated)
 	})
 	t.Run("metrics", func(t *testing.T) {
-		_, m := get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
-		mustContain(t, "/metrics", m, `authentication_attempts{result="success"}`,
+		_, m := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
+		e2eutil.MustContain(t, "/metrics", m, `authentication_attempts{result="success"}`,
 			`authentication_attempts{result="failure"}`, `authentication_attempts{result="error"}`,
 			`authentication_duration_seconds_bucket{result="success",le="0.001"}`)
 	})

@@ -11,11 +11,11 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/auth"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -127,15 +127,6 @@ type roundTripper func(*http.Request) (*http.Response, error)
 
 func (f roundTripper) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-func clientset(t *testing.T, cfg *rest.Config) *kubernetes.Clientset {
-	t.Helper()
-	cs, err := kubernetes.NewForConfig(cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
-}
-
 func mustForbidden(t *testing.T, err error, msg string) {
 	t.Helper()
 	if !apierrors.IsForbidden(err) {
@@ -149,7 +140,7 @@ func mustForbidden(t *testing.T, err error, msg string) {
 func TestAuthzRBAC(t *testing.T) {
 	ts := startAuthz(t)
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	for _, ns := range []string{"team-a", "team-b"} {
 		if _, err := admin.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("admin creates namespace %s: %v", ns, err)
@@ -163,10 +154,10 @@ func TestAuthzRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := clientset(t, userConfig(ts, "alice"))
+	alice := e2eutil.Clientset(t, userConfig(ts, "alice"))
 
 	t.Run("view in team-a lists pods", func(t *testing.T) {
-		eventually(t, 2*time.Second, "alice may list pods in team-a", func() bool {
+		e2eutil.Eventually(t, 2*time.Second, "alice may list pods in team-a", func() bool {
 			_, err := alice.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 			return err == nil
 		})
@@ -190,19 +181,19 @@ func TestAuthzRBAC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if code, body := get(t, c, ts.URL()+"/readyz"); code != http.StatusOK {
+		if code, body := e2eutil.Get(t, c, ts.URL()+"/readyz"); code != http.StatusOK {
 			t.Fatalf("/readyz: %d %s", code, body)
 		}
-		code, body := get(t, c, ts.URL()+"/api/v1/pods")
+		code, body := e2eutil.Get(t, c, ts.URL()+"/api/v1/pods")
 		if code != http.StatusForbidden {
 			t.Fatalf("/api/v1/pods: %d %s", code, body)
 		}
-		mustContain(t, "body", body, `"reason":"Forbidden"`, `pods is forbidden: User \"system:anonymous\" cannot list resource \"pods\" in API group \"\" at the cluster scope`)
-		code, body = get(t, c, ts.URL()+"/metrics")
+		e2eutil.MustContain(t, "body", body, `"reason":"Forbidden"`, `pods is forbidden: User \"system:anonymous\" cannot list resource \"pods\" in API group \"\" at the cluster scope`)
+		code, body = e2eutil.Get(t, c, ts.URL()+"/metrics")
 		if code != http.StatusForbidden {
 			t.Fatalf("/metrics: %d %s", code, body)
 		}
-		mustContain(t, "body", body, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`)
+		e2eutil.MustContain(t, "body", body, `forbidden: User \"system:anonymous\" cannot get path \"/metrics\"`)
 	})
 	t.Run("admin can do everything", func(t *testing.T) {
 		if _, err := admin.CoreV1().ConfigMaps("team-b").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}}, metav1.CreateOptions{}); err != nil {
@@ -216,7 +207,7 @@ func TestAuthzRBAC(t *testing.T) {
 		}
 	})
 	t.Run("new binding takes effect within a second", func(t *testing.T) {
-		bob := clientset(t, userConfig(ts, "bob", "devs"))
+		bob := e2eutil.Clientset(t, userConfig(ts, "bob", "devs"))
 		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "bobs"}}
 		if _, err := bob.CoreV1().ConfigMaps("team-a").Create(ctx, cm, metav1.CreateOptions{}); !apierrors.IsForbidden(err) {
 			t.Fatalf("before the binding: %v", err)
@@ -229,14 +220,14 @@ func TestAuthzRBAC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Second, "bob may create configmaps", func() bool {
+		e2eutil.Eventually(t, time.Second, "bob may create configmaps", func() bool {
 			_, err := bob.CoreV1().ConfigMaps("team-a").Create(ctx, cm, metav1.CreateOptions{})
 			return err == nil
 		})
 		if err := admin.RbacV1().RoleBindings("team-a").Delete(ctx, "devs-edit", metav1.DeleteOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		eventually(t, time.Second, "bob refused again", func() bool {
+		e2eutil.Eventually(t, time.Second, "bob refused again", func() bool {
 			err := bob.CoreV1().ConfigMaps("team-a").Delete(ctx, "bobs", metav1.DeleteOptions{})
 			return apierrors.IsForbidden(err)
 		})
@@ -250,25 +241,25 @@ func TestAuthzRBAC(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		sa := clientset(t, userConfig(ts, "system:serviceaccount:team-b:robot", "system:serviceaccounts", "system:serviceaccounts:team-b"))
-		eventually(t, time.Second, "the service account may list configmaps", func() bool {
+		sa := e2eutil.Clientset(t, userConfig(ts, "system:serviceaccount:team-b:robot", "system:serviceaccounts", "system:serviceaccounts:team-b"))
+		e2eutil.Eventually(t, time.Second, "the service account may list configmaps", func() bool {
 			_, err := sa.CoreV1().ConfigMaps("team-b").List(ctx, metav1.ListOptions{})
 			return err == nil
 		})
 	})
 	t.Run("readiness waits for the cache", func(t *testing.T) {
-		code, body := get(t, mustLoopbackClient(t, ts), ts.URL()+"/readyz?verbose")
+		code, body := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, ts), ts.URL()+"/readyz?verbose")
 		if code != http.StatusOK {
 			t.Fatalf("/readyz: %d", code)
 		}
-		mustContain(t, "/readyz", body, "poststarthook/rbac/cache-sync ok", "poststarthook/rbac/bootstrap-roles ok")
+		e2eutil.MustContain(t, "/readyz", body, "poststarthook/rbac/cache-sync ok", "poststarthook/rbac/bootstrap-roles ok")
 	})
 }
 
 func TestAuthzBootstrapRoles(t *testing.T) {
 	ts := startAuthz(t)
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	roles := admin.RbacV1().ClusterRoles()
 
 	t.Run("defaults carry kube's marks", func(t *testing.T) {

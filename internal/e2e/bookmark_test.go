@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -39,9 +40,9 @@ func TestObjectLifecycle(t *testing.T) {
 // watch that did not ask gets none.
 func testPeriodicBookmarks(t *testing.T, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "bm")
+	e2eutil.Namespace(t, cs, "bm")
 	cms := cs.CoreV1().ConfigMaps("bm")
-	created, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+	created, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func testPeriodicBookmarks(t *testing.T, cs kubernetes.Interface) {
 	}
 	// After a write, the event comes first and later bookmarks are not
 	// before it.
-	b, err := cms.Create(ctx, cm("b", nil), metav1.CreateOptions{})
+	b, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
@@ -119,7 +120,7 @@ func TestBootstrapFixtures(t *testing.T) {
 
 	t.Run("kubernetes service with endpoints on the advertise address", func(t *testing.T) {
 		var svc *corev1.Service
-		eventually(t, 10*time.Second, "the kubernetes service", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "the kubernetes service", func() bool {
 			var err error
 			svc, err = cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			return err == nil
@@ -129,7 +130,7 @@ func TestBootstrapFixtures(t *testing.T) {
 			p[0].Name != "https" || p[0].Port != 443 || p[0].Protocol != corev1.ProtocolTCP || p[0].TargetPort.IntValue() != port {
 			t.Errorf("kubernetes service: %s %s %+v", svc.Spec.Type, svc.Spec.ClusterIP, p)
 		}
-		eventually(t, 10*time.Second, "endpoints on 127.0.0.1", endpointsAre(t, cs, "127.0.0.1"))
+		e2eutil.Eventually(t, 10*time.Second, "endpoints on 127.0.0.1", endpointsAre(t, cs, "127.0.0.1"))
 		e, _ := cs.CoreV1().Endpoints("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 		if ports := e.Subsets[0].Ports; len(ports) != 1 || ports[0].Port != int32(port) || ports[0].Name != "https" {
 			t.Errorf("endpoint ports %+v, want https %d", ports, port)
@@ -145,10 +146,10 @@ func TestBootstrapFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := kubectl(t, ts, "delete", "svc", "kubernetes"); err != nil {
+		if out, err := e2eutil.Kubectl(t, ts, "delete", "svc", "kubernetes"); err != nil {
 			t.Fatalf("kubectl delete: %v\n%s", err, out)
 		}
-		eventually(t, 5*time.Second, "a new kubernetes service at 10.96.0.1", func() bool {
+		e2eutil.Eventually(t, 5*time.Second, "a new kubernetes service at 10.96.0.1", func() bool {
 			svc, err := cs.CoreV1().Services("default").Get(ctx, "kubernetes", metav1.GetOptions{})
 			return err == nil && svc.UID != old.UID && svc.Spec.ClusterIP == "10.96.0.1"
 		})
@@ -159,10 +160,10 @@ func TestBootstrapFixtures(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := kubectl(t, ts, "delete", "ns", "kube-node-lease", "--wait=false"); err != nil {
+		if out, err := e2eutil.Kubectl(t, ts, "delete", "ns", "kube-node-lease", "--wait=false"); err != nil {
 			t.Fatalf("kubectl delete: %v\n%s", err, out)
 		}
-		eventually(t, 10*time.Second, "a new kube-node-lease", func() bool {
+		e2eutil.Eventually(t, 10*time.Second, "a new kube-node-lease", func() bool {
 			ns, err := cs.CoreV1().Namespaces().Get(ctx, "kube-node-lease", metav1.GetOptions{})
 			return err == nil && ns.UID != old.UID && ns.Status.Phase == corev1.NamespaceActive
 		})
@@ -170,7 +171,7 @@ func TestBootstrapFixtures(t *testing.T) {
 
 	t.Run("default, kube-system and kube-public cannot be deleted", func(t *testing.T) {
 		for _, ns := range []string{"default", "kube-system", "kube-public"} {
-			out, err := kubectl(t, ts, "delete", "ns", ns, "--wait=false")
+			out, err := e2eutil.Kubectl(t, ts, "delete", "ns", ns, "--wait=false")
 			if err == nil || !strings.Contains(out, "this namespace may not be deleted") {
 				t.Errorf("kubectl delete ns %s: %v\n%s", ns, err, out)
 			}
@@ -188,11 +189,11 @@ func TestBootstrapReplicas(t *testing.T) {
 	ctx := context.Background()
 
 	t.Run("both replicas in the endpoints and the endpoint slice", func(t *testing.T) {
-		eventually(t, 10*time.Second, "endpoints on both replicas", endpointsAre(t, csB, "127.0.0.2", "127.0.0.3"))
+		e2eutil.Eventually(t, 10*time.Second, "endpoints on both replicas", endpointsAre(t, csB, "127.0.0.2", "127.0.0.3"))
 	})
 
 	t.Run("200 services through two replicas get 200 distinct addresses", func(t *testing.T) {
-		namespace(t, csA, "many")
+		e2eutil.Namespace(t, csA, "many")
 		var mu sync.Mutex
 		ips := map[string]string{}
 		var wg sync.WaitGroup
@@ -333,11 +334,11 @@ func TestBootstrapReplicas(t *testing.T) {
 
 	t.Run("a hard stop drops out within the lease TTL", func(t *testing.T) {
 		c := replica(t, "127.0.0.2", prefix, port)
-		eventually(t, 10*time.Second, "the restarted replica in the endpoints", endpointsAre(t, csB, "127.0.0.2", "127.0.0.3"))
+		e2eutil.Eventually(t, 10*time.Second, "the restarted replica in the endpoints", endpointsAre(t, csB, "127.0.0.2", "127.0.0.3"))
 		c.Kill(t)
 		// No pre-shutdown hook ran: the key goes when its lease (TTL 2s)
 		// expires and B's next round (every 200ms) rewrites the endpoints.
-		eventually(t, 10*time.Second, "the killed replica to drop out", endpointsAre(t, csB, "127.0.0.3"))
+		e2eutil.Eventually(t, 10*time.Second, "the killed replica to drop out", endpointsAre(t, csB, "127.0.0.3"))
 	})
 }
 
@@ -348,12 +349,12 @@ func addrNum(a netip.Addr) uint32 {
 
 func TestBootstrapReadyz(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{})
-	c := mustLoopbackClient(t, ts)
-	code, body := get(t, c, ts.URL()+"/readyz?verbose")
+	c := e2eutil.MustLoopbackClient(t, ts)
+	code, body := e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
 	if code != http.StatusOK {
 		t.Fatalf("/readyz: %d\n%s", code, body)
 	}
-	mustContain(t, "/readyz?verbose", body,
+	e2eutil.MustContain(t, "/readyz?verbose", body,
 		"[+]poststarthook/bootstrap-controller ok",
 		"[+]poststarthook/namespace-controller ok",
 		"[+]poststarthook/rbac/bootstrap-roles ok")
@@ -372,11 +373,11 @@ func TestBootstrapHooksGateReadyz(t *testing.T) {
 			c.PostStartHooks = append(c.PostStartHooks, config.Entry{Name: "test-gate"})
 		},
 	})
-	c := mustLoopbackClient(t, ts)
+	c := e2eutil.MustLoopbackClient(t, ts)
 	cs := kubernetes.NewForConfigOrDie(ts.Config)
 	want := []string{"bootstrap-controller", "namespace-controller", "apiserver-identity-lease", "rbac/bootstrap-roles"}
-	eventually(t, 10*time.Second, "every default hook done while test-gate holds", func() bool {
-		_, body := get(t, c, ts.URL()+"/readyz?verbose")
+	e2eutil.Eventually(t, 10*time.Second, "every default hook done while test-gate holds", func() bool {
+		_, body := e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
 		for _, h := range want {
 			if !strings.Contains(body, "[+]poststarthook/"+h+" ok") {
 				return false
@@ -384,7 +385,7 @@ func TestBootstrapHooksGateReadyz(t *testing.T) {
 		}
 		return true
 	})
-	code, body := get(t, c, ts.URL()+"/readyz?verbose")
+	code, body := e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
 	if code == http.StatusOK || !strings.Contains(body, "[-]poststarthook/test-gate failed") {
 		t.Fatalf("/readyz %d with a hook still running:\n%s", code, body)
 	}
@@ -393,11 +394,11 @@ func TestBootstrapHooksGateReadyz(t *testing.T) {
 		t.Errorf("kubernetes service before /readyz passed: %v", err)
 	}
 	close(hook.gate)
-	eventually(t, 10*time.Second, "/readyz to pass", func() bool {
-		code, _ := get(t, c, ts.URL()+"/readyz")
+	e2eutil.Eventually(t, 10*time.Second, "/readyz to pass", func() bool {
+		code, _ := e2eutil.Get(t, c, ts.URL()+"/readyz")
 		return code == http.StatusOK
 	})
-	eventually(t, 10*time.Second, "the kubernetes service once ready", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the kubernetes service once ready", func() bool {
 		_, err := cs.CoreV1().Services("default").Get(context.Background(), "kubernetes", metav1.GetOptions{})
 		return err == nil
 	})
@@ -425,7 +426,7 @@ func TestIdentityLease(t *testing.T) {
 		own.Spec.LeaseDurationSeconds == nil || *own.Spec.LeaseDurationSeconds != 3600 {
 		t.Errorf("own lease %+v", own)
 	}
-	eventually(t, 10*time.Second, "the lease renewed", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the lease renewed", func() bool {
 		l, err := leases.Get(ctx, own.Name, metav1.GetOptions{})
 		return err == nil && l.Spec.RenewTime.After(own.Spec.RenewTime.Time)
 	})
@@ -442,7 +443,7 @@ func TestIdentityLease(t *testing.T) {
 	}
 	foreign("apiserver-gone", time.Now().Add(-2*time.Minute))
 	foreign("apiserver-alive", time.Now())
-	eventually(t, 10*time.Second, "the expired lease collected", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the expired lease collected", func() bool {
 		_, err := leases.Get(ctx, "apiserver-gone", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -44,7 +45,7 @@ func wantPodEvent(t *testing.T, w watch.Interface, typ watch.EventType) *corev1.
 // only be shortened; gracePeriodSeconds=0 removes the pod.
 func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "grace")
+	e2eutil.Namespace(t, cs, "grace")
 	pods := cs.CoreV1().Pods("grace")
 	create := func(t *testing.T, p *corev1.Pod) *corev1.Pod {
 		t.Helper()
@@ -241,7 +242,7 @@ func testPodGracefulDeletion(t *testing.T, _ *testserver.TestServer, cs kubernet
 // Background adds none; each type has its default; Events ignore it.
 func testPropagationPolicy(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "gc")
+	e2eutil.Namespace(t, cs, "gc")
 	cms := cs.CoreV1().ConfigMaps("gc")
 	mk := func(t *testing.T, name string, finalizers ...string) {
 		t.Helper()
@@ -280,7 +281,7 @@ func testPropagationPolicy(t *testing.T, ts *testserver.TestServer, cs kubernete
 
 	t.Run("Foreground adds foregroundDeletion", func(t *testing.T) {
 		deps := cs.AppsV1().Deployments("gc")
-		if _, err := deps.Create(ctx, webDeployment(), metav1.CreateOptions{}); err != nil {
+		if _, err := deps.Create(ctx, e2eutil.WebDeployment(), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := deps.Delete(ctx, "web", policy(metav1.DeletePropagationForeground)); err != nil {
@@ -353,7 +354,7 @@ func testPropagationPolicy(t *testing.T, ts *testserver.TestServer, cs kubernete
 	})
 
 	t.Run("a namespace records the policy too", func(t *testing.T) {
-		namespace(t, cs, "gc-ns")
+		e2eutil.Namespace(t, cs, "gc-ns")
 		if err := cs.CoreV1().Namespaces().Delete(ctx, "gc-ns", policy(metav1.DeletePropagationForeground)); err != nil {
 			t.Fatal(err)
 		}
@@ -366,11 +367,11 @@ func testPropagationPolicy(t *testing.T, ts *testserver.TestServer, cs kubernete
 	t.Run("bad options are 422 with kube's messages", func(t *testing.T) {
 		mk(t, "bad")
 		err := cms.Delete(ctx, "bad", metav1.DeleteOptions{OrphanDependents: ptr.To(true), PropagationPolicy: ptr.To(metav1.DeletePropagationOrphan)})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid, `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`)
+		e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Invalid value: "Orphan": orphanDependents and deletionPropagation cannot be both set`)
 		err = cms.Delete(ctx, "bad", policy("Sideways"))
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid, `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"`)
+		e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "Sideways": supported values: "Foreground", "Background", "Orphan", "nil"`)
 		// The query form of the options is checked the same way.
-		c := mustLoopbackClient(t, ts)
+		c := e2eutil.MustLoopbackClient(t, ts)
 		req, _ := http.NewRequest(http.MethodDelete, ts.Config.Host+"/api/v1/namespaces/gc/configmaps/bad?propagationPolicy=Sideways", nil)
 		resp, err := c.Do(req)
 		if err != nil {

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/server"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
@@ -46,7 +47,7 @@ func TestEncryptionAtRest(t *testing.T) {
 		prefix = c.Storage.Prefix
 	}})
 	cs := kubernetes.NewForConfigOrDie(a.Config)
-	namespace(t, cs, "vault")
+	e2eutil.Namespace(t, cs, "vault")
 	if _, err := cs.CoreV1().Secrets("vault").Create(ctx, &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: "db"},
 		StringData: map[string]string{"password": "correct-horse-battery-staple"},
@@ -110,5 +111,5 @@ func TestEncryptionConfigErrorNamesKeyAndFile(t *testing.T) {
 	if err == nil {
 		t.Fatal("a 5-byte key was accepted")
 	}
-	mustContain(t, "error", err.Error(), "storage.encryptionProviderConfig", p, "resources[0].providers[0].aesgcm.keys[0].secret: key is 5 bytes")
+	e2eutil.MustContain(t, "error", err.Error(), "storage.encryptionProviderConfig", p, "resources[0].providers[0].aesgcm.keys[0].secret: key is 5 bytes")
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -70,20 +71,20 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 	etcd.Close()
 	running = false
 	start := time.Now()
-	code, body := get(t, c, ts.URL()+"/readyz")
+	code, body := e2eutil.Get(t, c, ts.URL()+"/readyz")
 	if code != http.StatusInternalServerError {
 		t.Fatalf("/readyz with etcd down: %d\n%s", code, body)
 	}
-	mustContain(t, "/readyz", body, "[-]etcd failed: reason withheld", "readyz check failed")
+	e2eutil.MustContain(t, "/readyz", body, "[-]etcd failed: reason withheld", "readyz check failed")
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("/readyz took %v with etcd down; the health timeout is 500ms", d)
 	}
-	if code, body := get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
+	if code, body := e2eutil.Get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez with etcd down: %d\n%s", code, body)
 	}
 	// Resource requests fail with a 5xx Status within the request timeout.
 	start = time.Now()
-	code, body = get(t, c, ts.URL()+"/api/v1/namespaces/default/configmaps")
+	code, body = e2eutil.Get(t, c, ts.URL()+"/api/v1/namespaces/default/configmaps")
 	if code < 500 || !strings.Contains(body, `"kind":"Status"`) {
 		t.Errorf("list with etcd down: %d %s", code, body)
 	}
@@ -93,8 +94,8 @@ func TestEtcdOutageAfterStart(t *testing.T) {
 
 	etcd = startEtcdAt(t, dir, ports[0], ports[1])
 	running = true
-	eventually(t, 20*time.Second, "/readyz to recover once etcd is back", func() bool {
-		code, _ := get(t, c, ts.URL()+"/readyz")
+	e2eutil.Eventually(t, 20*time.Second, "/readyz to recover once etcd is back", func() bool {
+		code, _ := e2eutil.Get(t, c, ts.URL()+"/readyz")
 		return code == http.StatusOK
 	})
 }

@@ -12,6 +12,7 @@ import (
 
 	clientv3 "go.etcd.io/etcd/client/v3"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/server"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
@@ -38,7 +39,7 @@ func TestEmbeddedEtcdEndpointFile(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	// The server's own objects are there: this is its etcd, not another.
-	eventually(t, 10*time.Second, "the default namespace in etcd", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the default namespace in etcd", func() bool {
 		resp, err := cli.Get(ctx, "/registry/namespaces/default")
 		return err == nil && resp.Count == 1
 	})

@@ -13,6 +13,7 @@ import (
 	apiversion "k8s.io/apimachinery/pkg/version"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -31,19 +32,19 @@ func TestKubectlRawEndpoints(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.path, func(t *testing.T) {
-			out, err := kubectl(t, ts, "get", "--raw", c.path)
+			out, err := e2eutil.Kubectl(t, ts, "get", "--raw", c.path)
 			if err != nil {
 				t.Fatalf("kubectl get --raw %s: %v\n%s", c.path, err, out)
 			}
-			mustContain(t, c.path, out, c.want...)
+			e2eutil.MustContain(t, c.path, out, c.want...)
 		})
 	}
 	// kubectl's own view of the server version parses.
-	out, err := kubectl(t, ts, "version", "-o", "json")
+	out, err := e2eutil.Kubectl(t, ts, "version", "-o", "json")
 	if err != nil {
 		t.Fatalf("kubectl version: %v\n%s", err, out)
 	}
-	mustContain(t, "kubectl version", out, `"serverVersion"`, `"minor": "37"`)
+	e2eutil.MustContain(t, "kubectl version", out, `"serverVersion"`, `"minor": "37"`)
 }
 
 func TestVersionWithClientGo(t *testing.T) {
@@ -57,7 +58,7 @@ func TestVersionWithClientGo(t *testing.T) {
 		t.Errorf("version %+v", v)
 	}
 	var raw apiversion.Info
-	_, body := get(t, ts.HTTPClient(t), ts.URL()+"/version")
+	_, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/version")
 	if err := json.Unmarshal([]byte(body), &raw); err != nil || raw.GoVersion == "" || raw.BuildDate == "" {
 		t.Errorf("/version body %s: %v", body, err)
 	}
@@ -126,11 +127,11 @@ func TestHealthEndpoints(t *testing.T) {
 	}
 	for _, cs := range cases {
 		t.Run(cs.path, func(t *testing.T) {
-			code, body := get(t, c, ts.URL()+cs.path)
+			code, body := e2eutil.Get(t, c, ts.URL()+cs.path)
 			if code != cs.code {
 				t.Fatalf("code %d, want %d: %s", code, cs.code, body)
 			}
-			mustContain(t, cs.path, body, cs.want...)
+			e2eutil.MustContain(t, cs.path, body, cs.want...)
 			for _, n := range cs.not {
 				if strings.Contains(body, n) {
 					t.Errorf("%s contains %q:\n%s", cs.path, n, body)
@@ -142,11 +143,11 @@ func TestHealthEndpoints(t *testing.T) {
 
 func TestUnknownPathIsNotFoundStatus(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{})
-	code, body := get(t, ts.HTTPClient(t), ts.URL()+"/no/such/thing")
+	code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/no/such/thing")
 	if code != http.StatusNotFound {
 		t.Fatalf("code %d", code)
 	}
-	mustContain(t, "404 body", body, `"kind":"Status"`, `"reason":"NotFound"`, `"code":404`, "the server could not find the requested resource")
+	e2eutil.MustContain(t, "404 body", body, `"kind":"Status"`, `"reason":"NotFound"`, `"code":404`, "the server could not find the requested resource")
 }
 
 func TestAdminKubeconfigIsPrivate(t *testing.T) {

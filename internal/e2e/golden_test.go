@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -50,7 +51,7 @@ func wantGolden(t *testing.T, name string, got any) {
 // documented ones (the kubectl patch task's Deployment).
 func testGoldenPatchResults(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "golden-smp")
+	e2eutil.Namespace(t, cs, "golden-smp")
 	deps := cs.AppsV1().Deployments("golden-smp")
 	demo := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "patch-demo"},
@@ -112,7 +113,7 @@ func testGoldenPatchResults(t *testing.T, _ *testserver.TestServer, cs kubernete
 // server-side apply conflict and the managedFields kube keeps.
 func testGoldenApplyConflictAndManagedFields(t *testing.T, _ *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "golden-ssa")
+	e2eutil.Namespace(t, cs, "golden-ssa")
 	apply := func(manager, body string) ([]byte, error) {
 		return cs.CoreV1().RESTClient().Patch(types.ApplyYAMLPatchType).Namespace("golden-ssa").Resource("configmaps").Name("cfg").
 			Param("fieldManager", manager).Body([]byte(body)).Do(ctx).Raw()

@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -63,7 +64,7 @@ func mustCreate[T any](t *testing.T, what string, f func(context.Context, T, met
 
 func TestImpersonation(t *testing.T) {
 	ts := startWithTokens(t, writeTokens(t, "bob", "carol"), nil)
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	ctx := context.Background()
 	for _, ns := range []string{"team-a", "team-b"} {
 		mustCreate(t, ns, admin.CoreV1().Namespaces().Create, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -91,25 +92,25 @@ func TestImpersonation(t *testing.T) {
 	})
 
 	t.Run("kubectl --as works for the admin, as the impersonated user", func(t *testing.T) {
-		eventually(t, 5*time.Second, "alice's binding in the RBAC cache", func() bool {
-			_, err := kubectl(t, ts, "--as", "alice", "get", "pods", "-n", "team-a")
+		e2eutil.Eventually(t, 5*time.Second, "alice's binding in the RBAC cache", func() bool {
+			_, err := e2eutil.Kubectl(t, ts, "--as", "alice", "get", "pods", "-n", "team-a")
 			return err == nil
 		})
-		out, err := kubectl(t, ts, "--as", "alice", "get", "pods", "-n", "team-b")
+		out, err := e2eutil.Kubectl(t, ts, "--as", "alice", "get", "pods", "-n", "team-b")
 		if err == nil {
 			t.Fatalf("alice listed pods in team-b:\n%s", out)
 		}
-		mustContain(t, "kubectl output", out,
+		e2eutil.MustContain(t, "kubectl output", out,
 			`pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b"`)
 	})
 	t.Run("kubectl --as-group adds the group", func(t *testing.T) {
-		eventually(t, 5*time.Second, "devs' binding in the RBAC cache", func() bool {
-			_, err := kubectl(t, ts, "--as", "alice", "--as-group", "devs", "get", "configmaps", "-n", "team-b")
+		e2eutil.Eventually(t, 5*time.Second, "devs' binding in the RBAC cache", func() bool {
+			_, err := e2eutil.Kubectl(t, ts, "--as", "alice", "--as-group", "devs", "get", "configmaps", "-n", "team-b")
 			return err == nil
 		})
 		// The groups given are the authority: alice's own binding is by
 		// user, so team-a still works.
-		if out, err := kubectl(t, ts, "--as", "alice", "--as-group", "devs", "get", "pods", "-n", "team-a"); err != nil {
+		if out, err := e2eutil.Kubectl(t, ts, "--as", "alice", "--as-group", "devs", "get", "pods", "-n", "team-a"); err != nil {
 			t.Fatalf("as alice in devs, team-a: %v\n%s", err, out)
 		}
 	})
@@ -118,12 +119,12 @@ func TestImpersonation(t *testing.T) {
 		if err == nil {
 			t.Fatalf("bob impersonated alice:\n%s", out)
 		}
-		mustContain(t, "kubectl output", out,
+		e2eutil.MustContain(t, "kubectl output", out,
 			`users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope`)
 	})
 	t.Run("impersonate rights are per name and per kind", func(t *testing.T) {
 		carol := tokenKubeconfig(t, ts, "carol-token")
-		eventually(t, 5*time.Second, "carol's binding in the RBAC cache", func() bool {
+		e2eutil.Eventually(t, 5*time.Second, "carol's binding in the RBAC cache", func() bool {
 			_, err := kubectlAs(t, carol, "--as", "alice", "get", "pods", "-n", "team-a")
 			return err == nil
 		})
@@ -131,12 +132,12 @@ func TestImpersonation(t *testing.T) {
 		if err == nil {
 			t.Fatalf("carol impersonated dave:\n%s", out)
 		}
-		mustContain(t, "kubectl output", out, `users "dave" is forbidden: User "carol" cannot impersonate resource "users" in API group ""`)
+		e2eutil.MustContain(t, "kubectl output", out, `users "dave" is forbidden: User "carol" cannot impersonate resource "users" in API group ""`)
 		out, err = kubectlAs(t, carol, "--as", "alice", "--as-group", "system:masters", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("carol impersonated system:masters:\n%s", out)
 		}
-		mustContain(t, "kubectl output", out, `groups "system:masters" is forbidden: User "carol" cannot impersonate resource "groups" in API group ""`)
+		e2eutil.MustContain(t, "kubectl output", out, `groups "system:masters" is forbidden: User "carol" cannot impersonate resource "groups" in API group ""`)
 	})
 	t.Run("client-go Impersonate", func(t *testing.T) {
 		cfg := rest.CopyConfig(ts.Config)

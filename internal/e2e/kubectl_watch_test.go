@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -20,11 +21,11 @@ import (
 // which follows a Deployment's status until the rollout is done.
 func testKubectlGetWatchAndRolloutStatus(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "kw")
+	e2eutil.Namespace(t, cs, "kw")
 
 	t.Run("get -w prints rows", func(t *testing.T) {
 		cms := cs.CoreV1().ConfigMaps("kw")
-		x, err := cms.Create(ctx, cm("x", nil), metav1.CreateOptions{})
+		x, err := cms.Create(ctx, e2eutil.ConfigMap("x", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -39,13 +40,13 @@ func testKubectlGetWatchAndRolloutStatus(t *testing.T, ts *testserver.TestServer
 			}
 		}
 		out := waitLine(kctx, t, lines, "the first row", row("x", "1"))
-		mustContain(t, "get -w", out, "NAME", "DATA", "AGE")
+		e2eutil.MustContain(t, "get -w", out, "NAME", "DATA", "AGE")
 		x.Data["k2"] = "v"
 		if _, err := cms.Update(ctx, x, metav1.UpdateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitLine(kctx, t, lines, "the row after the update", row("x", "2"))
-		if _, err := cms.Create(ctx, cm("y", nil), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("y", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		waitLine(kctx, t, lines, "a row for a new object", row("y", "1"))
@@ -53,7 +54,7 @@ func testKubectlGetWatchAndRolloutStatus(t *testing.T, ts *testserver.TestServer
 
 	t.Run("rollout status follows the status", func(t *testing.T) {
 		deps := cs.AppsV1().Deployments("kw")
-		d := webDeployment()
+		d := e2eutil.WebDeployment()
 		d.Spec.Replicas = ptrInt32(2)
 		d, err := deps.Create(ctx, d, metav1.CreateOptions{})
 		if err != nil {
@@ -100,10 +101,10 @@ func testKubectlGetWatchAndRolloutStatus(t *testing.T, ts *testserver.TestServer
 // 50 objects, emptied by the namespace controller.
 func testKubectlDeleteWaits(t *testing.T, ts *testserver.TestServer, cs kubernetes.Interface) {
 	ctx := context.Background()
-	namespace(t, cs, "kdel")
+	e2eutil.Namespace(t, cs, "kdel")
 	run := func(args ...string) string {
 		t.Helper()
-		out, err := kubectl(t, ts, args...)
+		out, err := e2eutil.Kubectl(t, ts, args...)
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -116,17 +117,17 @@ func testKubectlDeleteWaits(t *testing.T, ts *testserver.TestServer, cs kubernet
 	if _, err := pods.Create(ctx, gracePod("bound", "node-1", nil), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	mustContain(t, "delete an unscheduled pod", run("-n", "kdel", "delete", "pod", "loose"), `pod "loose" deleted`)
+	e2eutil.MustContain(t, "delete an unscheduled pod", run("-n", "kdel", "delete", "pod", "loose"), `pod "loose" deleted`)
 	out := run("-n", "kdel", "delete", "pod", "bound", "--grace-period=0", "--force")
-	mustContain(t, "force delete", out, "Immediate deletion does not wait for confirmation", `pod "bound" force deleted`)
+	e2eutil.MustContain(t, "force delete", out, "Immediate deletion does not wait for confirmation", `pod "bound" force deleted`)
 
 	for i := 0; i < 50; i++ {
-		c := cm(fmt.Sprintf("cm-%d", i), nil)
+		c := e2eutil.ConfigMap(fmt.Sprintf("cm-%d", i), nil)
 		if _, err := cs.CoreV1().ConfigMaps("kdel").Create(ctx, c, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	mustContain(t, "delete namespace", run("delete", "namespace", "kdel"), `namespace "kdel" deleted`)
+	e2eutil.MustContain(t, "delete namespace", run("delete", "namespace", "kdel"), `namespace "kdel" deleted`)
 	if _, err := cs.CoreV1().Namespaces().Get(ctx, "kdel", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 		t.Errorf("namespace after kubectl delete returned: %v", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/certs"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -45,21 +46,21 @@ func TestPostStartHookGatesReadyz(t *testing.T) {
 		Configure: func(c *config.Config) { c.PostStartHooks = []config.Entry{{Name: "test-gate"}} },
 	})
 	c := ts.HTTPClient(t)
-	code, body := get(t, c, ts.URL()+"/readyz")
+	code, body := e2eutil.Get(t, c, ts.URL()+"/readyz")
 	if code != http.StatusInternalServerError {
 		t.Fatalf("/readyz %d before the hook finished: %s", code, body)
 	}
-	mustContain(t, "/readyz", body, "[-]poststarthook/test-gate failed: reason withheld\n", "readyz check failed")
-	if code, _ := get(t, c, ts.URL()+"/readyz/poststarthook/test-gate"); code != http.StatusInternalServerError {
+	e2eutil.MustContain(t, "/readyz", body, "[-]poststarthook/test-gate failed: reason withheld\n", "readyz check failed")
+	if code, _ := e2eutil.Get(t, c, ts.URL()+"/readyz/poststarthook/test-gate"); code != http.StatusInternalServerError {
 		t.Errorf("individual hook check %d before it finished", code)
 	}
 	close(hook.gate)
-	eventually(t, 5*time.Second, "/readyz to pass once the hook returned", func() bool {
-		code, _ := get(t, c, ts.URL()+"/readyz")
+	e2eutil.Eventually(t, 5*time.Second, "/readyz to pass once the hook returned", func() bool {
+		code, _ := e2eutil.Get(t, c, ts.URL()+"/readyz")
 		return code == http.StatusOK
 	})
-	_, body = get(t, c, ts.URL()+"/readyz?verbose")
-	mustContain(t, "/readyz?verbose", body, "[+]poststarthook/test-gate ok")
+	_, body = e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
+	e2eutil.MustContain(t, "/readyz?verbose", body, "[+]poststarthook/test-gate ok")
 }
 
 // slowStage holds requests to /slow until released, telling the test when
@@ -154,12 +155,12 @@ func TestReadyzFailsAtOnceOnShutdown(t *testing.T) {
 	})
 	c := ts.HTTPClient(t)
 	go ts.Shutdown()
-	eventually(t, time.Second, "/readyz to fail during the shutdown delay", func() bool {
-		code, body := get(t, c, ts.URL()+"/readyz")
+	e2eutil.Eventually(t, time.Second, "/readyz to fail during the shutdown delay", func() bool {
+		code, body := e2eutil.Get(t, c, ts.URL()+"/readyz")
 		return code == http.StatusInternalServerError && strings.Contains(body, "[-]shutdown failed: reason withheld")
 	})
 	// Liveness is unaffected while draining.
-	if code, _ := get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
+	if code, _ := e2eutil.Get(t, c, ts.URL()+"/livez"); code != http.StatusOK {
 		t.Errorf("/livez %d during shutdown", code)
 	}
 	close(slow.release)
@@ -172,7 +173,7 @@ func TestTwoServersSideBySide(t *testing.T) {
 		t.Fatalf("servers share an address: %s %s / %v %v", a.URL(), b.URL(), a.Backend().Endpoints, b.Backend().Endpoints)
 	}
 	for _, ts := range []*testserver.TestServer{a, b} {
-		if code, body := get(t, ts.HTTPClient(t), ts.URL()+"/readyz?verbose"); code != 200 {
+		if code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/readyz?verbose"); code != 200 {
 			t.Errorf("%s: %d %s", ts.URL(), code, body)
 		}
 	}
@@ -263,12 +264,12 @@ func TestServingCertFilesReload(t *testing.T) {
 		t.Fatalf("served %v", names)
 	}
 	writePair("127.0.0.1", "second.example")
-	eventually(t, 10*time.Second, "the new serving certificate", func() bool {
+	e2eutil.Eventually(t, 10*time.Second, "the new serving certificate", func() bool {
 		names := servedNames()
 		return len(names) == 1 && names[0] == "second.example"
 	})
 	// The loopback client has its own certificate, unaffected.
-	if code, body := get(t, mustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != 200 {
+	if code, body := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != 200 {
 		t.Errorf("loopback client: %d %s", code, body)
 	}
 }
@@ -320,4 +321,18 @@ func TestPreShutdownHookRunsWhileServingAndUnready(t *testing.T) {
 	default:
 		t.Fatal("the pre-shutdown hook did not run")
 	}
+}
+
+// get2 makes one GET /readyz with cfg and reports the code.
+func get2(cfg *rest.Config) (int, error) {
+	c, err := rest.HTTPClientFor(cfg)
+	if err != nil {
+		return 0, err
+	}
+	resp, err := c.Get(cfg.Host + "/readyz")
+	if err != nil {
+		return 0, err
+	}
+	resp.Body.Close()
+	return resp.StatusCode, nil
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/server"
 	"github.com/kpipe/kpipe/internal/server/certs"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -25,27 +26,27 @@ import (
 func TestProfiling(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{})
 	admin := ts.HTTPClient(t)
-	anon := rawClient(t, ts, nil)
+	anon := e2eutil.RawClient(t, ts, nil)
 	ca, err := certs.LoadOrCreateCA(filepath.Join(ts.StateDir, "pki"), "client-ca", "kpipe-client-ca")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bob := rawClient(t, ts, issue(t, ca, "bob", "testers"))
+	bob := e2eutil.RawClient(t, ts, e2eutil.IssueClientCert(t, ca, "bob", "testers"))
 
 	t.Run("admin gets the profile index", func(t *testing.T) {
-		code, body := get(t, admin, ts.URL()+"/debug/pprof/")
+		code, body := e2eutil.Get(t, admin, ts.URL()+"/debug/pprof/")
 		if code != http.StatusOK {
 			t.Fatalf("GET /debug/pprof/: %d %s", code, body)
 		}
-		mustContain(t, "index", body, "Types of profiles available", "goroutine", "heap")
-		code, body = get(t, admin, ts.URL()+"/debug/pprof/goroutine?debug=1")
+		e2eutil.MustContain(t, "index", body, "Types of profiles available", "goroutine", "heap")
+		code, body = e2eutil.Get(t, admin, ts.URL()+"/debug/pprof/goroutine?debug=1")
 		if code != http.StatusOK {
 			t.Fatalf("GET goroutine profile: %d %s", code, body)
 		}
-		mustContain(t, "goroutine profile", body, "goroutine profile: total")
+		e2eutil.MustContain(t, "goroutine profile", body, "goroutine profile: total")
 	})
 	t.Run("admin gets a CPU profile", func(t *testing.T) {
-		code, body := get(t, admin, ts.URL()+"/debug/pprof/profile?seconds=1")
+		code, body := e2eutil.Get(t, admin, ts.URL()+"/debug/pprof/profile?seconds=1")
 		if code != http.StatusOK || len(body) == 0 {
 			t.Fatalf("GET profile: %d, %d bytes", code, len(body))
 		}
@@ -63,21 +64,21 @@ func TestProfiling(t *testing.T) {
 		}
 	})
 	t.Run("anonymous is forbidden", func(t *testing.T) {
-		code, body := do(t, anon, ts, "/debug/pprof/", "")
+		code, body := e2eutil.Do(t, anon, ts, "/debug/pprof/", "")
 		if code != http.StatusForbidden {
 			t.Fatalf("anonymous /debug/pprof/: %d %s", code, body)
 		}
-		mustContain(t, "body", string(body), `forbidden: User \"system:anonymous\" cannot get path \"/debug/pprof/\"`)
+		e2eutil.MustContain(t, "body", string(body), `forbidden: User \"system:anonymous\" cannot get path \"/debug/pprof/\"`)
 	})
 	t.Run("an authenticated user without a rule is forbidden", func(t *testing.T) {
-		code, body := do(t, bob, ts, "/debug/pprof/heap", "")
+		code, body := e2eutil.Do(t, bob, ts, "/debug/pprof/heap", "")
 		if code != http.StatusForbidden {
 			t.Fatalf("bob /debug/pprof/heap: %d %s", code, body)
 		}
-		mustContain(t, "body", string(body), `User \"bob\" cannot get path \"/debug/pprof/heap\"`)
+		e2eutil.MustContain(t, "body", string(body), `User \"bob\" cannot get path \"/debug/pprof/heap\"`)
 	})
 	t.Run("an RBAC rule on /debug/pprof/* lets a user in", func(t *testing.T) {
-		cs := clientset(t, ts.Config)
+		cs := e2eutil.Clientset(t, ts.Config)
 		ctx := context.Background()
 		if _, err := cs.RbacV1().ClusterRoles().Create(ctx, &rbacv1.ClusterRole{
 			ObjectMeta: metav1.ObjectMeta{Name: "profiler"},
@@ -94,11 +95,11 @@ func TestProfiling(t *testing.T) {
 		}
 		// The index is cheap: a heap dump under the race detector on a busy
 		// machine can outlast the client's timeout.
-		eventually(t, 10*time.Second, "bob to reach /debug/pprof/", func() bool {
-			code, _ := do(t, bob, ts, "/debug/pprof/", "")
+		e2eutil.Eventually(t, 10*time.Second, "bob to reach /debug/pprof/", func() bool {
+			code, _ := e2eutil.Do(t, bob, ts, "/debug/pprof/", "")
 			return code == http.StatusOK
 		})
-		if code, body := do(t, anon, ts, "/debug/pprof/", ""); code != http.StatusForbidden {
+		if code, body := e2eutil.Do(t, anon, ts, "/debug/pprof/", ""); code != http.StatusForbidden {
 			t.Fatalf("anonymous after the binding: %d %s", code, body)
 		}
 	})
@@ -108,7 +109,7 @@ func TestProfiling(t *testing.T) {
 // --profiling=false: even system:masters gets 404.
 func TestProfilingOff(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) { c.Server.Profiling = false }})
-	code, body := get(t, ts.HTTPClient(t), ts.URL()+"/debug/pprof/")
+	code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/debug/pprof/")
 	if code != http.StatusNotFound {
 		t.Fatalf("GET /debug/pprof/ with profiling off: %d %s", code, body)
 	}

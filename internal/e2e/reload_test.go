@@ -19,6 +19,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/server/healthz"
 	"github.com/kpipe/kpipe/internal/testserver"
@@ -167,9 +168,9 @@ func TestReloadTogglesStageWithoutFailingRequests(t *testing.T) {
 	for _, s := range steps {
 		start := time.Now()
 		rl.write(t, pipelineWith(s.header, s.enabled), nil)
-		eventually(t, 5*time.Second, "the file change to take effect", func() bool { return header() == s.want })
+		e2eutil.Eventually(t, 5*time.Second, "the file change to take effect", func() bool { return header() == s.want })
 		t.Logf("change to %q visible after %v", s.want, time.Since(start))
-		eventually(t, 5*time.Second, "the load to see the change", func() bool { _, ok := seen.Load(s.want); return ok })
+		e2eutil.Eventually(t, 5*time.Second, "the load to see the change", func() bool { _, ok := seen.Load(s.want); return ok })
 	}
 	close(stop)
 	wg.Wait()
@@ -183,15 +184,15 @@ func TestReloadTogglesStageWithoutFailingRequests(t *testing.T) {
 	}
 
 	var d pipeline.Description
-	_, body := get(t, c, ts.URL()+"/debug/pipeline")
+	_, body := e2eutil.Get(t, c, ts.URL()+"/debug/pipeline")
 	if err := json.Unmarshal([]byte(body), &d); err != nil {
 		t.Fatalf("/debug/pipeline: %v\n%s", err, body)
 	}
 	if d.Generation < 4 || d.Stages[0].Name != "test-header" || d.Stages[0].Config.(map[string]any)["value"] != "three" {
 		t.Errorf("/debug/pipeline: %s", body)
 	}
-	_, metrics := get(t, c, ts.URL()+"/metrics")
-	mustContain(t, "/metrics", metrics, `apiserver_config_reloads_total{result="failure"} 0`, "apiserver_config_last_reload_success_timestamp_seconds")
+	_, metrics := e2eutil.Get(t, c, ts.URL()+"/metrics")
+	e2eutil.MustContain(t, "/metrics", metrics, `apiserver_config_reloads_total{result="failure"} 0`, "apiserver_config_last_reload_success_timestamp_seconds")
 }
 
 func TestBadReloadKeepsOldPipeline(t *testing.T) {
@@ -201,8 +202,8 @@ func TestBadReloadKeepsOldPipeline(t *testing.T) {
 	p := pipelineWith("kept", true)
 	p = append(p[:len(p)-1], config.Entry{Name: "no-such-stage"}, p[len(p)-1])
 	rl.write(t, p, nil)
-	eventually(t, 5*time.Second, "the failed reload to be counted", func() bool {
-		_, m := get(t, c, ts.URL()+"/metrics")
+	e2eutil.Eventually(t, 5*time.Second, "the failed reload to be counted", func() bool {
+		_, m := e2eutil.Get(t, c, ts.URL()+"/metrics")
 		return strings.Contains(m, `apiserver_config_reloads_total{result="failure"} 1`)
 	})
 	resp, err := c.Get(ts.URL() + "/healthz")
@@ -235,7 +236,7 @@ func TestRestartOnlySettingsAreReportedNotApplied(t *testing.T) {
 	rl.write(t, pipelineWith("x", true), func(m map[string]any) {
 		m["server"].(map[string]any)["shutdownTimeout"] = "5s"
 	})
-	eventually(t, 5*time.Second, "the warning about restart-only settings", func() bool {
+	e2eutil.Eventually(t, 5*time.Second, "the warning about restart-only settings", func() bool {
 		for _, e := range rl.logs.FilterMessage("changed settings are ignored until restart").All() {
 			if strings.Contains(fmt.Sprint(e.ContextMap()["keys"]), "server.shutdownTimeout") {
 				return true
@@ -294,11 +295,11 @@ func TestStageChecksAndHooksFollowReloads(t *testing.T) {
 		},
 	})
 	c := ts.HTTPClient(t)
-	code, body := get(t, c, ts.URL()+"/readyz?verbose")
+	code, body := e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
 	if code != http.StatusInternalServerError {
 		t.Fatalf("/readyz %d while a stage's hook runs:\n%s", code, body)
 	}
-	mustContain(t, "/readyz", body, "[+]test-hooked-cache ok", "[-]poststarthook/test-hooked-start failed")
+	e2eutil.MustContain(t, "/readyz", body, "[+]test-hooked-cache ok", "[-]poststarthook/test-hooked-start failed")
 
 	// Drop the stage: its hook's context ends and its checks leave /readyz.
 	cfg := *ts.Settings()
@@ -315,8 +316,8 @@ func TestStageChecksAndHooksFollowReloads(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the dropped stage's hook was not stopped")
 	}
-	eventually(t, 5*time.Second, "/readyz without the dropped stage's checks", func() bool {
-		code, body := get(t, c, ts.URL()+"/readyz?verbose")
+	e2eutil.Eventually(t, 5*time.Second, "/readyz without the dropped stage's checks", func() bool {
+		code, body := e2eutil.Get(t, c, ts.URL()+"/readyz?verbose")
 		return code == http.StatusOK && !strings.Contains(body, "test-hooked")
 	})
 }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -55,7 +56,7 @@ func saSubject(ns, name string) rbacv1.Subject {
 func startViewer(t *testing.T) (*testserver.TestServer, string) {
 	t.Helper()
 	ts := testserver.Start(t, testserver.Options{})
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	createNamespaces(t, admin, "team-a", "team-b")
 	createSA(t, admin, "team-a", "viewer")
 	bindRole(t, admin, "team-a", "viewer-view", "ClusterRole", "view", saSubject("team-a", "viewer"))
@@ -72,13 +73,13 @@ func TestAccessReviews(t *testing.T) {
 
 func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	const user = "system:serviceaccount:team-a:viewer"
 
 	// The token user's real requests: list in team-a, refused in team-b
 	// with kube's message, refused writes.
-	viewer := clientset(t, tokenConfig(ts, token))
-	eventually(t, waitRBAC, "the view binding to reach the RBAC cache", func() bool {
+	viewer := e2eutil.Clientset(t, tokenConfig(ts, token))
+	e2eutil.Eventually(t, waitRBAC, "the view binding to reach the RBAC cache", func() bool {
 		_, err := viewer.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		return err == nil
 	})
@@ -115,7 +116,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 	if err != nil {
 		t.Fatalf("kubectl auth can-i --list: %v\n%s", err, out)
 	}
-	mustContain(t, "can-i --list", out,
+	e2eutil.MustContain(t, "can-i --list", out,
 		"selfsubjectaccessreviews.authorization.k8s.io", "selfsubjectrulesreviews.authorization.k8s.io",
 		"selfsubjectreviews.authentication.k8s.io", "[create]", "pods ", "[get list watch]", "[/readyz]")
 	t.Logf("kubectl auth can-i --list -n team-a:\n%s", out)
@@ -196,7 +197,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 
 func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
-	admin := clientset(t, ts.Config)
+	admin := e2eutil.Clientset(t, ts.Config)
 	createNamespaces(t, admin, "esc")
 	createSA(t, admin, "esc", "manager")
 	const user = "system:serviceaccount:esc:manager"
@@ -211,12 +212,12 @@ func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 		t.Fatal(err)
 	}
 	bindRole(t, admin, "esc", "role-manager", "Role", "role-manager", saSubject("esc", "manager"))
-	mgr := clientset(t, tokenConfig(ts, createToken(t, ts, "esc", "manager")))
+	mgr := e2eutil.Clientset(t, tokenConfig(ts, createToken(t, ts, "esc", "manager")))
 	roles := mgr.RbacV1().Roles("esc")
 
 	held := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"}, Rules: []rbacv1.PolicyRule{
 		{APIGroups: []string{""}, Resources: []string{"pods"}, Verbs: []string{"get"}}}}
-	eventually(t, waitRBAC, "the manager's binding to reach the RBAC cache", func() bool {
+	e2eutil.Eventually(t, waitRBAC, "the manager's binding to reach the RBAC cache", func() bool {
 		_, err := roles.Create(ctx, held, metav1.CreateOptions{})
 		return err == nil
 	})
@@ -262,7 +263,7 @@ func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 		t.Fatal(err)
 	}
 	bindRole(t, admin, "esc", "bind-edit", "Role", "bind-edit", saSubject("esc", "manager"))
-	eventually(t, waitRBAC, "binding edit with the bind verb", func() bool {
+	e2eutil.Eventually(t, waitRBAC, "binding edit with the bind verb", func() bool {
 		_, err := bindings.Create(ctx, editBinding, metav1.CreateOptions{})
 		return err == nil
 	})
@@ -274,7 +275,7 @@ func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 		t.Fatal(err)
 	}
 	bindRole(t, admin, "esc", "escalate", "Role", "escalate", saSubject("esc", "manager"))
-	eventually(t, waitRBAC, "creating the secret reader with the escalate verb", func() bool {
+	e2eutil.Eventually(t, waitRBAC, "creating the secret reader with the escalate verb", func() bool {
 		_, err := roles.Create(ctx, secrets, metav1.CreateOptions{})
 		return err == nil
 	})

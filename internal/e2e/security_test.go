@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -56,7 +57,7 @@ func selfSigned(t *testing.T) *tls.Certificate {
 // bogus bearer token, and a certificate from an unknown CA claiming
 // system:masters.
 func TestEveryResourcePathNeedsCredentials(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	lists, err := cs.Discovery().ServerPreferredResources()
 	if err != nil {
 		t.Fatal(err)
@@ -84,9 +85,9 @@ func TestEveryResourcePathNeedsCredentials(t *testing.T) {
 		token string
 		want  []int
 	}{
-		{"anonymous", rawClient(t, ts, nil), "", []int{401, 403}},
-		{"bogus token", rawClient(t, ts, nil), "not-a-token", []int{401}},
-		{"untrusted certificate", rawClient(t, ts, selfSigned(t)), "", []int{401}},
+		{"anonymous", e2eutil.RawClient(t, ts, nil), "", []int{401, 403}},
+		{"bogus token", e2eutil.RawClient(t, ts, nil), "not-a-token", []int{401}},
+		{"untrusted certificate", e2eutil.RawClient(t, ts, selfSigned(t)), "", []int{401}},
 	}
 	type call struct{ method, suffix, body string }
 	calls := []call{
@@ -136,7 +137,7 @@ func TestSecretValuesNeverLeak(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{Log: zap.New(core)})
 	cs := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := context.Background()
-	namespace(t, cs, "secrets")
+	e2eutil.Namespace(t, cs, "secrets")
 	const value = "pa55w0rd-Zq8xK3vN"
 	secrets := cs.CoreV1().Secrets("secrets")
 	var errs []error
@@ -208,7 +209,7 @@ func TestSecretValuesNeverLeak(t *testing.T) {
 		}
 	}
 	// /debug/pipeline.
-	code, body := get(t, ts.HTTPClient(t), ts.URL()+"/debug/pipeline")
+	code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/debug/pipeline")
 	if code != 200 || leaks(body) {
 		t.Errorf("/debug/pipeline: %d, carries the secret: %v", code, leaks(body))
 	}

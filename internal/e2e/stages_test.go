@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -47,10 +48,10 @@ func TestRequestStagesThroughTheServer(t *testing.T) {
 			if resp.StatusCode != tc.code {
 				t.Fatalf("code %d, want %d: %s", resp.StatusCode, tc.code, buf.String())
 			}
-			mustContain(t, tc.name, buf.String(), append(tc.want, `"kind":"Status"`)...)
+			e2eutil.MustContain(t, tc.name, buf.String(), append(tc.want, `"kind":"Status"`)...)
 		})
 	}
-	_, m := get(t, c, ts.URL()+"/metrics")
-	mustContain(t, "/metrics", m, `apiserver_pipeline_stage_rejections_total{code="413",stage="decode"} 1`,
+	_, m := e2eutil.Get(t, c, ts.URL()+"/metrics")
+	e2eutil.MustContain(t, "/metrics", m, `apiserver_pipeline_stage_rejections_total{code="413",stage="decode"} 1`,
 		`apiserver_pipeline_stage_rejections_total{code="400",stage="timeout"} 1`)
 }

@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -77,7 +78,7 @@ func TestTracingExportsRequestAndStageSpans(t *testing.T) {
 		t.Fatalf("create: %d", resp.StatusCode)
 	}
 	// An unsampled request without a parent is not exported.
-	if code, _ := get(t, c, ts.URL()+"/livez"); code != 200 {
+	if code, _ := e2eutil.Get(t, c, ts.URL()+"/livez"); code != 200 {
 		t.Fatal(code)
 	}
 	ts.Stop(t) // flushes the batcher

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -74,10 +75,6 @@ func wantClosed(t *testing.T, w watch.Interface, within time.Duration) {
 	}
 }
 
-func cm(name string, labels map[string]string) *corev1.ConfigMap {
-	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: labels}, Data: map[string]string{"k": "v"}}
-}
-
 // rawWatch opens a watch with the admin HTTP client; it ends with ctx.
 func rawWatch(ctx context.Context, t *testing.T, c *http.Client, url, accept string) (*http.Response, *bufio.Reader) {
 	t.Helper()
@@ -113,13 +110,13 @@ func readLine(t *testing.T, br *bufio.Reader) rawEvent {
 }
 
 func TestWatch(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
 
 	t.Run("from a revision, exclusive, in order", func(t *testing.T) {
-		namespace(t, cs, "w-rev")
+		e2eutil.Namespace(t, cs, "w-rev")
 		cms := cs.CoreV1().ConfigMaps("w-rev")
-		a, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		a, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -133,7 +130,7 @@ func TestWatch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cms.Create(ctx, cm("b", nil), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := cms.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
@@ -147,10 +144,10 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("from 0 and from empty start with ADDED", func(t *testing.T) {
-		namespace(t, cs, "w-zero")
+		e2eutil.Namespace(t, cs, "w-zero")
 		cms := cs.CoreV1().ConfigMaps("w-zero")
 		for _, n := range []string{"a", "b"} {
-			if _, err := cms.Create(ctx, cm(n, nil), metav1.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, e2eutil.ConfigMap(n, nil), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -161,7 +158,7 @@ func TestWatch(t *testing.T) {
 			}
 			wantEvent(t, w, watch.Added, "a")
 			wantEvent(t, w, watch.Added, "b")
-			if _, err := cms.Create(ctx, cm("c"+rv, nil), metav1.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, e2eutil.ConfigMap("c"+rv, nil), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			wantEvent(t, w, watch.Added, "c"+rv)
@@ -173,9 +170,9 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("sendInitialEvents ends with the initial-events-end bookmark", func(t *testing.T) {
-		namespace(t, cs, "w-init")
+		e2eutil.Namespace(t, cs, "w-init")
 		cms := cs.CoreV1().ConfigMaps("w-init")
-		created, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		created, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -200,9 +197,9 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("bookmarks on etcd progress", func(t *testing.T) {
-		namespace(t, cs, "w-bm")
+		e2eutil.Namespace(t, cs, "w-bm")
 		cms := cs.CoreV1().ConfigMaps("w-bm")
-		created, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		created, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -213,7 +210,7 @@ func TestWatch(t *testing.T) {
 		defer w.Stop()
 		// etcd holds progress back until the revision reaches where the
 		// watch starts, which is after created's.
-		if _, err := cms.Create(ctx, cm("b", nil), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		wantEvent(t, w, watch.Added, "b")
@@ -241,24 +238,24 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("watch options are validated as kube does", func(t *testing.T) {
-		namespace(t, cs, "w-opts")
+		e2eutil.Namespace(t, cs, "w-opts")
 		cms := cs.CoreV1().ConfigMaps("w-opts")
 		_, err := cms.Watch(ctx, metav1.ListOptions{SendInitialEvents: ptr.To(true), AllowWatchBookmarks: true})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid, `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`)
+		e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan`)
 		_, err = cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "1", ResourceVersionMatch: metav1.ResourceVersionMatchNotOlderThan})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid, `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`)
+		e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided`)
 		_, err = cms.Watch(ctx, metav1.ListOptions{LabelSelector: "a in (", ResourceVersion: "1"})
-		wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
+		e2eutil.WantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
 		_, err = cms.Watch(ctx, metav1.ListOptions{FieldSelector: "spec.bogus=1"})
-		wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "field label not supported: spec.bogus")
+		e2eutil.WantStatus(t, err, 400, metav1.StatusReasonBadRequest, "field label not supported: spec.bogus")
 		_, err = cms.Watch(ctx, metav1.ListOptions{ResourceVersion: "abc"})
-		wantStatus(t, err, 422, metav1.StatusReasonInvalid, "")
+		e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, "")
 	})
 
 	t.Run("selector transitions", func(t *testing.T) {
-		namespace(t, cs, "w-sel")
+		e2eutil.Namespace(t, cs, "w-sel")
 		cms := cs.CoreV1().ConfigMaps("w-sel")
-		x, err := cms.Create(ctx, cm("x", map[string]string{"app": "b"}), metav1.CreateOptions{})
+		x, err := cms.Create(ctx, e2eutil.ConfigMap("x", map[string]string{"app": "b"}), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -283,16 +280,16 @@ func TestWatch(t *testing.T) {
 			t.Errorf("DELETED carries labels %v, want the last matching state", got.Labels)
 		}
 		relabel("c") // no event: it matched neither before nor after
-		if _, err := cms.Create(ctx, cm("y", map[string]string{"app": "a"}), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("y", map[string]string{"app": "a"}), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		wantEvent(t, w, watch.Added, "y")
 	})
 
 	t.Run("one object by field selector and by the legacy path", func(t *testing.T) {
-		namespace(t, cs, "w-one")
+		e2eutil.Namespace(t, cs, "w-one")
 		cms := cs.CoreV1().ConfigMaps("w-one")
-		a, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		a, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -314,14 +311,14 @@ func TestWatch(t *testing.T) {
 			t.Fatalf("legacy watch: %d", resp.StatusCode)
 		}
 		for _, n := range []string{"c", "b"} {
-			if _, err := cms.Create(ctx, cm(n, nil), metav1.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, e2eutil.ConfigMap(n, nil), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		wantEvent(t, w, watch.Added, "b")
 		wantEvent(t, wall, watch.Added, "b")
 		ev := readLine(t, br)
-		mustContain(t, "legacy watch event", string(ev.Object), `"name":"b"`)
+		e2eutil.MustContain(t, "legacy watch event", string(ev.Object), `"name":"b"`)
 		if ev.Type != "ADDED" {
 			t.Errorf("legacy watch: got %s", ev.Type)
 		}
@@ -332,9 +329,9 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("JSON stream framing over HTTP/1.1", func(t *testing.T) {
-		namespace(t, cs, "w-raw")
+		e2eutil.Namespace(t, cs, "w-raw")
 		cms := cs.CoreV1().ConfigMaps("w-raw")
-		a, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		a, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -350,7 +347,7 @@ func TestWatch(t *testing.T) {
 		if resp.ProtoMajor != 1 || resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/json" || len(resp.TransferEncoding) != 1 || resp.TransferEncoding[0] != "chunked" {
 			t.Fatalf("got %s %d, Content-Type %q, Transfer-Encoding %v", resp.Proto, resp.StatusCode, resp.Header.Get("Content-Type"), resp.TransferEncoding)
 		}
-		if _, err := cms.Create(ctx, cm("b", nil), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		line, err := br.ReadString('\n')
@@ -363,7 +360,7 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("protobuf stream", func(t *testing.T) {
-		namespace(t, cs, "w-pb")
+		e2eutil.Namespace(t, cs, "w-pb")
 		cfg := rest.CopyConfig(ts.Config)
 		cfg.ContentType = "application/vnd.kubernetes.protobuf"
 		cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf"
@@ -374,7 +371,7 @@ func TestWatch(t *testing.T) {
 		}
 		defer w.Stop()
 		for _, n := range []string{"a", "b"} {
-			if _, err := cms.Create(ctx, cm(n, nil), metav1.CreateOptions{}); err != nil {
+			if _, err := cms.Create(ctx, e2eutil.ConfigMap(n, nil), metav1.CreateOptions{}); err != nil {
 				t.Fatal(err)
 			}
 			if got := wantEvent(t, w, watch.Added, n); got.Data["k"] != "v" {
@@ -384,9 +381,9 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("Table rows", func(t *testing.T) {
-		namespace(t, cs, "w-table")
+		e2eutil.Namespace(t, cs, "w-table")
 		cms := cs.CoreV1().ConfigMaps("w-table")
-		a, err := cms.Create(ctx, cm("a", nil), metav1.CreateOptions{})
+		a, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -397,7 +394,7 @@ func TestWatch(t *testing.T) {
 		if resp.StatusCode != 200 {
 			t.Fatalf("table watch: %d", resp.StatusCode)
 		}
-		if _, err := cms.Create(ctx, cm("b", nil), metav1.CreateOptions{}); err != nil {
+		if _, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 		if err := cms.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
@@ -415,7 +412,7 @@ func TestWatch(t *testing.T) {
 			if heads := len(tbl.ColumnDefinitions) > 0; heads != (i == 0) {
 				t.Errorf("event %d: column definitions %v, want them on the first event only", i, tbl.ColumnDefinitions)
 			}
-			mustContain(t, "row object", string(tbl.Rows[0].Object.Raw), `"kind":"PartialObjectMetadata"`)
+			e2eutil.MustContain(t, "row object", string(tbl.Rows[0].Object.Raw), `"kind":"PartialObjectMetadata"`)
 		}
 		if code, body := rawGet(t, ts.HTTPClient(t), ts.URL()+"/api/v1/namespaces/w-table/configmaps?watch=true&includeObject=Bogus", "application/json;as=Table;v=v1;g=meta.k8s.io"); code != 400 {
 			t.Errorf("bad includeObject: %d %s", code, body)
@@ -426,9 +423,9 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("1000 writes in order", func(t *testing.T) {
-		namespace(t, cs, "w-many")
+		e2eutil.Namespace(t, cs, "w-many")
 		cms := cs.CoreV1().ConfigMaps("w-many")
-		start, err := cms.Create(ctx, cm("start", nil), metav1.CreateOptions{})
+		start, err := cms.Create(ctx, e2eutil.ConfigMap("start", nil), metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +447,7 @@ func TestWatch(t *testing.T) {
 			wg.Go(func() {
 				for i := range each {
 					name := fmt.Sprintf("cm-%d-%d", g, i)
-					obj := cm(name, nil)
+					obj := e2eutil.ConfigMap(name, nil)
 					obj.Namespace, obj.UID = "w-many", types.UID(name)
 					obj.APIVersion, obj.Kind = "v1", "ConfigMap"
 					b, _ := json.Marshal(obj)
@@ -487,7 +484,7 @@ func TestWatch(t *testing.T) {
 	})
 
 	t.Run("timeoutSeconds ends the stream", func(t *testing.T) {
-		namespace(t, cs, "w-timeout")
+		e2eutil.Namespace(t, cs, "w-timeout")
 		start := time.Now()
 		w, err := cs.CoreV1().ConfigMaps("w-timeout").Watch(ctx, metav1.ListOptions{TimeoutSeconds: ptr.To[int64](1)})
 		if err != nil {
@@ -533,9 +530,9 @@ func TestWatchCompacted(t *testing.T) {
 	}})
 	cs := kubernetes.NewForConfigOrDie(ts.Config)
 	ctx := context.Background()
-	namespace(t, cs, "w-compact")
+	e2eutil.Namespace(t, cs, "w-compact")
 	cms := cs.CoreV1().ConfigMaps("w-compact")
-	x, err := cms.Create(ctx, cm("x", nil), metav1.CreateOptions{})
+	x, err := cms.Create(ctx, e2eutil.ConfigMap("x", nil), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -633,11 +630,11 @@ func waitLine(ctx context.Context, t *testing.T, lines <-chan string, what strin
 }
 
 func TestWatchKubectl(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "w-kubectl")
+	e2eutil.Namespace(t, cs, "w-kubectl")
 	cms := cs.CoreV1().ConfigMaps("w-kubectl")
-	x := cm("x", nil)
+	x := e2eutil.ConfigMap("x", nil)
 	x.Finalizers = []string{"example.com/hold"}
 	x, err := cms.Create(ctx, x, metav1.CreateOptions{})
 	if err != nil {
@@ -686,6 +683,6 @@ func TestWatchKubectl(t *testing.T) {
 		if err := wait(); err != nil {
 			t.Fatalf("kubectl delete: %v\n%s", err, out)
 		}
-		mustContain(t, "kubectl delete", out, `configmap "x" deleted`)
+		e2eutil.MustContain(t, "kubectl delete", out, `configmap "x" deleted`)
 	})
 }

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -32,7 +33,7 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 	cc := kubernetes.NewForConfigOrDie(cached.Config)
 	dc := kubernetes.NewForConfigOrDie(direct.Config)
 	ctx := context.Background()
-	namespace(t, cc, "wc")
+	e2eutil.Namespace(t, cc, "wc")
 	start, err := cc.CoreV1().ConfigMaps("wc").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +80,8 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 	}
 	wg.Wait()
 	// The cached server answered its lists from memory.
-	_, metrics := get(t, mustLoopbackClient(t, cached), cached.URL()+"/metrics")
-	mustContain(t, "metrics", metrics, `apiserver_cache_list_total{index="",resource_prefix="/configmaps"}`)
+	_, metrics := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, cached), cached.URL()+"/metrics")
+	e2eutil.MustContain(t, "metrics", metrics, `apiserver_cache_list_total{index="",resource_prefix="/configmaps"}`)
 	_, err = dc.CoreV1().ConfigMaps("wc").List(ctx, metav1.ListOptions{})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,7 @@
-package e2e
+// Package e2eutil holds the helpers the end-to-end test packages under
+// internal/e2e share: kubectl and HTTP against a testserver, polling, and
+// the small objects most tests create. It is imported only by tests.
+package e2eutil
 
 import (
 	"context"
@@ -9,15 +12,14 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-// kubectl runs the real kubectl against ts with the admin kubeconfig. It
+// Kubectl runs the real kubectl against ts with the admin kubeconfig. It
 // skips the test where kubectl is not installed, and says so.
-func kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, error) {
+func Kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, error) {
 	t.Helper()
 	path, err := exec.LookPath("kubectl")
 	if err != nil {
@@ -30,8 +32,8 @@ func kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, e
 	return string(out), err
 }
 
-// get fetches path with the admin client and returns status and body.
-func get(t *testing.T, c *http.Client, url string) (int, string) {
+// Get fetches url with c and returns status and body.
+func Get(t *testing.T, c *http.Client, url string) (int, string) {
 	t.Helper()
 	resp, err := c.Get(url)
 	if err != nil {
@@ -45,7 +47,8 @@ func get(t *testing.T, c *http.Client, url string) (int, string) {
 	return resp.StatusCode, string(b)
 }
 
-func mustContain(t *testing.T, what, s string, subs ...string) {
+// MustContain reports an error for each of subs that s, named what, lacks.
+func MustContain(t *testing.T, what, s string, subs ...string) {
 	t.Helper()
 	for _, sub := range subs {
 		if !strings.Contains(s, sub) {
@@ -54,8 +57,8 @@ func mustContain(t *testing.T, what, s string, subs ...string) {
 	}
 }
 
-// eventually polls cond until it holds or the timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
 	for !cond() {
@@ -66,21 +69,9 @@ func eventually(t *testing.T, timeout time.Duration, what string, cond func() bo
 	}
 }
 
-// get2 makes one GET /readyz with cfg and reports the code.
-func get2(cfg *rest.Config) (int, error) {
-	c, err := rest.HTTPClientFor(cfg)
-	if err != nil {
-		return 0, err
-	}
-	resp, err := c.Get(cfg.Host + "/readyz")
-	if err != nil {
-		return 0, err
-	}
-	resp.Body.Close()
-	return resp.StatusCode, nil
-}
-
-func mustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
+// MustLoopbackClient is an HTTP client with the server's own loopback
+// credentials.
+func MustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
 	t.Helper()
 	c, err := rest.HTTPClientFor(ts.Loopback())
 	if err != nil {
@@ -88,5 +79,3 @@ func mustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
 	}
 	return c
 }
-
-func clientLease(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }
