@@ -11,16 +11,18 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 )
 
 // Hostile requests each get kube's 4xx Status, store nothing and leave the
 // server healthy. The expected codes, reasons and messages are kube-apiserver's
 // (k8s.io/apiserver endpoints/handlers and storage).
 func TestHostileRequests(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
 	const ns = "hostile"
-	namespace(t, cs, ns)
+	e2eutil.Namespace(t, cs, ns)
 	// One object for the requests that need a target.
 	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "target"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -111,7 +113,7 @@ func TestHostileRequests(t *testing.T) {
 				t.Errorf("got %d %d %s %.300q\nwant %d %s containing %q", resp.StatusCode, st.Code, st.Reason, st.Message, tc.code, tc.reason, tc.msg)
 			}
 			t.Logf("%d %s %.200s", st.Code, st.Reason, st.Message)
-			if code, body := get(t, mustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != http.StatusOK {
+			if code, body := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != http.StatusOK {
 				t.Errorf("/readyz after the request: %d %s", code, body)
 			}
 		})
@@ -119,7 +121,7 @@ func TestHostileRequests(t *testing.T) {
 
 	// Kube treats a negative limit as no limit: a full list, not an error.
 	t.Run("negative limit", func(t *testing.T) {
-		code, body := get(t, c, base+"?limit=-1")
+		code, body := e2eutil.Get(t, c, base+"?limit=-1")
 		var l corev1.ConfigMapList
 		if code != 200 || json.Unmarshal([]byte(body), &l) != nil || len(l.Items) != 1 || l.Continue != "" {
 			t.Errorf("limit=-1: %d %.300s", code, body)
@@ -143,8 +145,8 @@ func TestHostileRequests(t *testing.T) {
 // A body one byte over kube's 3 MiB limit is refused on every write verb,
 // including over a chunked body whose length is not announced.
 func TestBodyLimitOnEveryWrite(t *testing.T) {
-	ts, cs := apiServer(t)
-	namespace(t, cs, "bodylimit")
+	ts, cs := e2eutil.APIServer(t)
+	e2eutil.Namespace(t, cs, "bodylimit")
 	c := ts.HTTPClient(t)
 	base := ts.URL() + "/api/v1/namespaces/bodylimit/configmaps"
 	body := bytes.Repeat([]byte("x"), 3<<20+1)

@@ -21,7 +21,7 @@ import (
 // must be what kpipe stores when the manifest goes through the whole
 // server. The goldens pin defaulting alone, so the admission plugins that
 // change pods (ServiceAccount, DefaultTolerationSeconds, Priority...) are
-// off here; admission_builtin_test.go covers them.
+// off here; accesse2e/admission_builtin_test.go covers them.
 func TestStoredDefaultsMatchKube(t *testing.T) {
 	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
 		for i, e := range c.Pipeline {

@@ -12,13 +12,15 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 )
 
 // Create, get, list, update (and a stale update), delete for each of the
 // issue's kinds, through the dynamic client.
 func TestCRUDEveryKind(t *testing.T) {
-	ts, cs := apiServer(t)
-	namespace(t, cs, "kinds")
+	ts, cs := e2eutil.APIServer(t)
+	e2eutil.Namespace(t, cs, "kinds")
 	dc := dynamic.NewForConfigOrDie(ts.Config)
 	ctx := context.Background()
 	cases := []struct {
@@ -59,20 +61,20 @@ func TestCRUDEveryKind(t *testing.T) {
 				t.Fatalf("update: %v", err)
 			}
 			_, err = ri.Update(ctx, got, metav1.UpdateOptions{})
-			wantStatus(t, err, 409, metav1.StatusReasonConflict, "")
+			e2eutil.WantStatus(t, err, 409, metav1.StatusReasonConflict, "")
 			if err := ri.Delete(ctx, "a", metav1.DeleteOptions{}); err != nil {
 				t.Fatalf("delete: %v", err)
 			}
 			_, err = ri.Get(ctx, "a", metav1.GetOptions{})
-			wantStatus(t, err, 404, metav1.StatusReasonNotFound, "")
+			e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, "")
 		})
 	}
 }
 
 func TestDeleteCollectionCreateOnUpdateAndOwnerReferences(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "coll")
+	e2eutil.Namespace(t, cs, "coll")
 	cms := cs.CoreV1().ConfigMaps("coll")
 	for _, n := range []string{"a", "b", "c"} {
 		labels := map[string]string{"tier": "x"}
@@ -97,7 +99,7 @@ func TestDeleteCollectionCreateOnUpdateAndOwnerReferences(t *testing.T) {
 		t.Fatalf("PUT of a missing endpoints object: %v", err)
 	}
 	_, err := cms.Update(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "missing"}}, metav1.UpdateOptions{})
-	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "missing" not found`)
+	e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "missing" not found`)
 
 	// Duplicate owner references are dropped with kube's warning.
 	c := ts.HTTPClient(t)
@@ -118,7 +120,7 @@ func TestDeleteCollectionCreateOnUpdateAndOwnerReferences(t *testing.T) {
 }
 
 func TestAggregatedDiscovery(t *testing.T) {
-	ts, _ := apiServer(t)
+	ts, _ := e2eutil.APIServer(t)
 	c := ts.HTTPClient(t)
 	for _, path := range []string{"/api", "/apis"} {
 		req, _ := http.NewRequest("GET", ts.URL()+path, nil)
@@ -132,10 +134,10 @@ func TestAggregatedDiscovery(t *testing.T) {
 		if ct := resp.Header.Get("Content-Type"); !strings.Contains(ct, "as=APIGroupDiscoveryList") {
 			t.Errorf("%s: Content-Type %q", path, ct)
 		}
-		mustContain(t, path, body, `"kind":"APIGroupDiscoveryList"`, `"freshness":"Current"`)
+		e2eutil.MustContain(t, path, body, `"kind":"APIGroupDiscoveryList"`, `"freshness":"Current"`)
 	}
-	_, body := get(t, c, ts.URL()+"/apis")
-	mustContain(t, "legacy /apis", body, `"kind":"APIGroupList"`, `"name":"apps"`, `"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}`)
-	_, body = get(t, c, ts.URL()+"/api/v1")
-	mustContain(t, "/api/v1", body, `"kind":"APIResourceList"`, `"name":"pods/status"`, `"shortNames":["po"]`)
+	_, body := e2eutil.Get(t, c, ts.URL()+"/apis")
+	e2eutil.MustContain(t, "legacy /apis", body, `"kind":"APIGroupList"`, `"name":"apps"`, `"preferredVersion":{"groupVersion":"apps/v1","version":"v1"}`)
+	_, body = e2eutil.Get(t, c, ts.URL()+"/api/v1")
+	e2eutil.MustContain(t, "/api/v1", body, `"kind":"APIResourceList"`, `"name":"pods/status"`, `"shortNames":["po"]`)
 }

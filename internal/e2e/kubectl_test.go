@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
 
@@ -76,13 +77,13 @@ func TestKubectlWorkflow(t *testing.T) {
 		{[]string{"-n", "demo", "delete", "-f", dep}, []string{`deployment.apps "web" deleted`}},
 	}
 	for _, s := range steps {
-		out, err := kubectl(t, ts, s.args...)
+		out, err := e2eutil.Kubectl(t, ts, s.args...)
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(s.args, " "), err, out)
 		}
-		mustContain(t, "kubectl "+strings.Join(s.args, " "), out, s.want...)
+		e2eutil.MustContain(t, "kubectl "+strings.Join(s.args, " "), out, s.want...)
 	}
-	out, err := kubectl(t, ts, "-n", "demo", "get", "configmap", "settings")
+	out, err := e2eutil.Kubectl(t, ts, "-n", "demo", "get", "configmap", "settings")
 	if err == nil || !strings.Contains(out, `Error from server (NotFound): configmaps "settings" not found`) {
 		t.Errorf("get after delete: %v\n%s", err, out)
 	}

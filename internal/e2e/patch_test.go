@@ -23,24 +23,9 @@ import (
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
-
-func webDeployment() *appsv1.Deployment {
-	return &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Labels: map[string]string{"app": "web"}},
-		Spec: appsv1.DeploymentSpec{
-			Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": "web"}},
-				Spec: corev1.PodSpec{Containers: []corev1.Container{
-					{Name: "nginx", Image: "nginx:1.27", Ports: []corev1.ContainerPort{{ContainerPort: 80}}},
-					{Name: "sidecar", Image: "busybox:1"},
-				}},
-			},
-		},
-	}
-}
 
 // rawPatch sends a patch with any Content-Type and returns the object or
 // the error, and the HTTP status.
@@ -56,11 +41,11 @@ func rawPatch(cs kubernetes.Interface, ns, resource, name string, pt types.Patch
 }
 
 func TestPatchTypes(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "patch")
+	e2eutil.Namespace(t, cs, "patch")
 	deps := cs.AppsV1().Deployments("patch")
-	if _, err := deps.Create(ctx, webDeployment(), metav1.CreateOptions{}); err != nil {
+	if _, err := deps.Create(ctx, e2eutil.WebDeployment(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	patch := func(pt types.PatchType, body string) (*appsv1.Deployment, error) {
@@ -126,9 +111,9 @@ func TestPatchTypes(t *testing.T) {
 }
 
 func TestPatchErrors(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "patch-errors")
+	e2eutil.Namespace(t, cs, "patch-errors")
 	cms := cs.CoreV1().ConfigMaps("patch-errors")
 	cm, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"a": "1"}}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
 	if err != nil {
@@ -187,7 +172,7 @@ func TestPatchErrors(t *testing.T) {
 			if err == nil {
 				t.Fatalf("got %d %s, want an error", code, raw)
 			}
-			wantStatus(t, err, tc.code, tc.reason, tc.msg)
+			e2eutil.WantStatus(t, err, tc.code, tc.reason, tc.msg)
 		})
 	}
 	got, err := cms.Get(ctx, "x", metav1.GetOptions{})
@@ -197,9 +182,9 @@ func TestPatchErrors(t *testing.T) {
 }
 
 func TestPatchFieldValidationWarnsAndDryRun(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "patch-warn")
+	e2eutil.Namespace(t, cs, "patch-warn")
 	cms := cs.CoreV1().ConfigMaps("patch-warn")
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -216,18 +201,18 @@ func TestPatchFieldValidationWarnsAndDryRun(t *testing.T) {
 	if resp.StatusCode != 200 || !strings.Contains(body, `"k":"dry"`) {
 		t.Fatalf("dry run: %d %s", resp.StatusCode, body)
 	}
-	mustContain(t, "Warning header", strings.Join(resp.Header.Values("Warning"), "\n"), `unknown field \"datum\"`)
+	e2eutil.MustContain(t, "Warning header", strings.Join(resp.Header.Values("Warning"), "\n"), `unknown field \"datum\"`)
 	if got, _ := cms.Get(ctx, "x", metav1.GetOptions{}); got.Data["k"] != "v" {
 		t.Errorf("dry run stored: %+v", got.Data)
 	}
 }
 
 func TestPatchScaleAndStatus(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "patch-sub")
+	e2eutil.Namespace(t, cs, "patch-sub")
 	deps := cs.AppsV1().Deployments("patch-sub")
-	if _, err := deps.Create(ctx, webDeployment(), metav1.CreateOptions{}); err != nil {
+	if _, err := deps.Create(ctx, e2eutil.WebDeployment(), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	sc, err := deps.Patch(ctx, "web", types.MergePatchType, []byte(`{"spec":{"replicas":5}}`), metav1.PatchOptions{}, "scale")
@@ -261,9 +246,9 @@ func TestPatchScaleAndStatus(t *testing.T) {
 // Concurrent merge patches without a resourceVersion each land: a patch
 // that loses a race is applied again to the new live object.
 func TestPatchConcurrentNoLostUpdate(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "patch-race")
+	e2eutil.Namespace(t, cs, "patch-race")
 	cms := cs.CoreV1().ConfigMaps("patch-race")
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "shared"}, Data: map[string]string{"seed": "0"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -339,9 +324,9 @@ func wantEntries(t *testing.T, what string, mf []metav1.ManagedFieldsEntry, want
 }
 
 func TestManagedFieldsOnWrites(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "managed")
+	e2eutil.Namespace(t, cs, "managed")
 	cms := cs.CoreV1().ConfigMaps("managed")
 
 	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"app": "a"}}, Data: map[string]string{"k": "v"}},
@@ -392,7 +377,7 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 
 	// Status writes are recorded with their subresource.
 	deps := cs.AppsV1().Deployments("managed")
-	if _, err := deps.Create(ctx, webDeployment(), metav1.CreateOptions{FieldManager: "creator"}); err != nil {
+	if _, err := deps.Create(ctx, e2eutil.WebDeployment(), metav1.CreateOptions{FieldManager: "creator"}); err != nil {
 		t.Fatal(err)
 	}
 	st, err := deps.Patch(ctx, "web", types.MergePatchType, []byte(`{"status":{"replicas":2}}`), metav1.PatchOptions{FieldManager: "controller"}, "status")
@@ -405,9 +390,9 @@ func TestManagedFieldsOnWrites(t *testing.T) {
 }
 
 func TestServerSideApply(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "ssa")
+	e2eutil.Namespace(t, cs, "ssa")
 	cms := cs.CoreV1().ConfigMaps("ssa")
 	apply := func(manager string, force bool, data map[string]string) (*corev1.ConfigMap, error) {
 		return cms.Apply(ctx, corev1ac.ConfigMap("cfg", "ssa").WithData(data), metav1.ApplyOptions{FieldManager: manager, Force: force})
@@ -448,7 +433,7 @@ func TestServerSideApply(t *testing.T) {
 		}
 	}
 	_, err = apply("bob", false, map[string]string{"a": "x"})
-	wantStatus(t, err, 409, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "alice": .data.a`)
+	e2eutil.WantStatus(t, err, 409, metav1.StatusReasonConflict, `Apply failed with 1 conflict: conflict with "alice": .data.a`)
 
 	// Two managers share a field when they apply the same value.
 	shared, err := apply("bob", false, map[string]string{"a": "1", "c": "3"})
@@ -483,24 +468,24 @@ func TestServerSideApply(t *testing.T) {
 
 	// A resourceVersion in the applied configuration is a precondition.
 	_, err = cms.Apply(ctx, corev1ac.ConfigMap("cfg", "ssa").WithResourceVersion(created.ResourceVersion).WithData(map[string]string{"d": "4"}), metav1.ApplyOptions{FieldManager: "dave"})
-	wantStatus(t, err, 409, metav1.StatusReasonConflict, "")
+	e2eutil.WantStatus(t, err, 409, metav1.StatusReasonConflict, "")
 
 	// Strict field validation rejects a duplicate field.
 	_, _, err = rawPatch(cs, "ssa", "configmaps", "cfg", types.ApplyYAMLPatchType,
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndata:\n  e: \"1\"\n  e: \"2\"\n", map[string]string{"fieldManager": "erin", "fieldValidation": "Strict"})
-	wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
+	e2eutil.WantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
 
 	// An unknown field is never accepted by apply.
 	_, _, err = rawPatch(cs, "ssa", "configmaps", "cfg", types.ApplyYAMLPatchType,
 		"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cfg\ndatum: {}\n", map[string]string{"fieldManager": "erin", "fieldValidation": "Ignore"})
 	// kube answers the field manager's error as it comes, a 500.
-	wantStatus(t, err, 500, metav1.StatusReasonUnknown, "failed to create typed patch object (/cfg; /v1, Kind=ConfigMap): .datum: field not declared in schema")
+	e2eutil.WantStatus(t, err, 500, metav1.StatusReasonUnknown, "failed to create typed patch object (/cfg; /v1, Kind=ConfigMap): .datum: field not declared in schema")
 }
 
 func TestApplyDeploymentWithDefaults(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "ssa-apps")
+	e2eutil.Namespace(t, cs, "ssa-apps")
 	deps := cs.AppsV1().Deployments("ssa-apps")
 	manifest := `apiVersion: apps/v1
 kind: Deployment
@@ -560,9 +545,9 @@ spec:
 }
 
 func TestManagedFieldsDroppedWhenTooLarge(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "large")
+	e2eutil.Namespace(t, cs, "large")
 	cms := cs.CoreV1().ConfigMaps("large")
 	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "big"}, Data: map[string]string{}}
 	for i := range 9999 {
@@ -633,7 +618,7 @@ func TestKubectlPatchCommands(t *testing.T) {
 
 	run := func(args ...string) string {
 		t.Helper()
-		out, err := kubectl(t, ts, args...)
+		out, err := e2eutil.Kubectl(t, ts, args...)
 		if err != nil {
 			t.Fatalf("kubectl %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
@@ -644,58 +629,58 @@ func TestKubectlPatchCommands(t *testing.T) {
 		return run("-n", "kpatch", "get", kind, name, "-o", "jsonpath="+path)
 	}
 
-	mustContain(t, "create namespace", run("create", "namespace", "kpatch"), "namespace/kpatch created")
-	mustContain(t, "apply", run("apply", "-f", dep), "deployment.apps/web created")
+	e2eutil.MustContain(t, "create namespace", run("create", "namespace", "kpatch"), "namespace/kpatch created")
+	e2eutil.MustContain(t, "apply", run("apply", "-f", dep), "deployment.apps/web created")
 	write(dep, strings.Replace(depYAML, "image: nginx:1.27", "image: nginx:1.28", 1))
-	mustContain(t, "apply after a change", run("apply", "-f", dep), "deployment.apps/web configured")
+	e2eutil.MustContain(t, "apply after a change", run("apply", "-f", dep), "deployment.apps/web configured")
 	if got := jsonpath("deployment", "web", "{.spec.template.spec.containers[0].image}"); got != "nginx:1.28" {
 		t.Errorf("image after apply: %q", got)
 	}
-	mustContain(t, "managedFields", run("-n", "kpatch", "get", "deployment", "web", "-o", "yaml", "--show-managed-fields"),
+	e2eutil.MustContain(t, "managedFields", run("-n", "kpatch", "get", "deployment", "web", "-o", "yaml", "--show-managed-fields"),
 		"manager: kubectl-client-side-apply", "operation: Update", "f:kubectl.kubernetes.io/last-applied-configuration: {}")
 
-	mustContain(t, "patch json", run("-n", "kpatch", "patch", "deployment", "web", "--type", "json", "-p", `[{"op":"add","path":"/metadata/labels/tier","value":"front"}]`), "deployment.apps/web patched")
-	mustContain(t, "patch merge", run("-n", "kpatch", "patch", "deployment", "web", "--type", "merge", "-p", `{"metadata":{"annotations":{"owner":"team"}}}`), "deployment.apps/web patched")
-	mustContain(t, "patch strategic", run("-n", "kpatch", "patch", "deployment", "web", "--type", "strategic", "-p",
+	e2eutil.MustContain(t, "patch json", run("-n", "kpatch", "patch", "deployment", "web", "--type", "json", "-p", `[{"op":"add","path":"/metadata/labels/tier","value":"front"}]`), "deployment.apps/web patched")
+	e2eutil.MustContain(t, "patch merge", run("-n", "kpatch", "patch", "deployment", "web", "--type", "merge", "-p", `{"metadata":{"annotations":{"owner":"team"}}}`), "deployment.apps/web patched")
+	e2eutil.MustContain(t, "patch strategic", run("-n", "kpatch", "patch", "deployment", "web", "--type", "strategic", "-p",
 		`{"spec":{"template":{"spec":{"containers":[{"name":"nginx","ports":[{"containerPort":443}]}]}}}}`), "deployment.apps/web patched")
 	if got := jsonpath("deployment", "web", "{.metadata.labels.tier} {.metadata.annotations.owner} {.spec.template.spec.containers[0].ports[*].containerPort}"); got != "front team 443 80" {
 		t.Errorf("after patches: %q", got)
 	}
-	mustContain(t, "label", run("-n", "kpatch", "label", "deployment", "web", "env=prod"), "deployment.apps/web labeled")
-	mustContain(t, "annotate", run("-n", "kpatch", "annotate", "deployment", "web", "note=hi"), "deployment.apps/web annotated")
-	mustContain(t, "scale", run("-n", "kpatch", "scale", "deployment", "web", "--replicas=3"), "deployment.apps/web scaled")
-	mustContain(t, "set image", run("-n", "kpatch", "set", "image", "deployment/web", "nginx=nginx:2"), "deployment.apps/web image updated")
+	e2eutil.MustContain(t, "label", run("-n", "kpatch", "label", "deployment", "web", "env=prod"), "deployment.apps/web labeled")
+	e2eutil.MustContain(t, "annotate", run("-n", "kpatch", "annotate", "deployment", "web", "note=hi"), "deployment.apps/web annotated")
+	e2eutil.MustContain(t, "scale", run("-n", "kpatch", "scale", "deployment", "web", "--replicas=3"), "deployment.apps/web scaled")
+	e2eutil.MustContain(t, "set image", run("-n", "kpatch", "set", "image", "deployment/web", "nginx=nginx:2"), "deployment.apps/web image updated")
 	if got := jsonpath("deployment", "web", "{.metadata.labels.env} {.metadata.annotations.note} {.spec.replicas} {.spec.template.spec.containers[0].image}"); got != "prod hi 3 nginx:2" {
 		t.Errorf("after label, annotate, scale, set image: %q", got)
 	}
 
 	// Server-side apply, a conflicting change by another manager, and force.
-	mustContain(t, "apply --server-side", run("apply", "--server-side", "-f", cm), "configmap/settings serverside-applied")
-	mustContain(t, "patch", run("-n", "kpatch", "patch", "configmap", "settings", "--type", "merge", "-p", `{"data":{"mode":"slow"}}`), "configmap/settings patched")
-	out, err := kubectl(t, ts, "apply", "--server-side", "-f", cm)
+	e2eutil.MustContain(t, "apply --server-side", run("apply", "--server-side", "-f", cm), "configmap/settings serverside-applied")
+	e2eutil.MustContain(t, "patch", run("-n", "kpatch", "patch", "configmap", "settings", "--type", "merge", "-p", `{"data":{"mode":"slow"}}`), "configmap/settings patched")
+	out, err := e2eutil.Kubectl(t, ts, "apply", "--server-side", "-f", cm)
 	if err == nil {
 		t.Fatalf("conflicting server-side apply succeeded:\n%s", out)
 	}
-	mustContain(t, "conflict", out, "Apply failed with 1 conflict", `conflict with "kubectl-patch"`, ".data.mode", "--force-conflicts")
+	e2eutil.MustContain(t, "conflict", out, "Apply failed with 1 conflict", `conflict with "kubectl-patch"`, ".data.mode", "--force-conflicts")
 
 	// kubectl edit through an editor script, while the value is "slow".
 	out, err = kubectlEnv(t, ts, []string{"KUBE_EDITOR=" + editor, "EDITOR=" + editor}, "-n", "kpatch", "edit", "configmap", "settings")
 	if err != nil {
 		t.Fatalf("kubectl edit: %v\n%s", err, out)
 	}
-	mustContain(t, "edit", out, "configmap/settings edited")
+	e2eutil.MustContain(t, "edit", out, "configmap/settings edited")
 	if got := jsonpath("configmap", "settings", "{.data.mode}"); got != "edited" {
 		t.Errorf("after edit: %q", got)
 	}
 
-	mustContain(t, "apply --server-side --force-conflicts", run("apply", "--server-side", "--force-conflicts", "-f", cm), "configmap/settings serverside-applied")
+	e2eutil.MustContain(t, "apply --server-side --force-conflicts", run("apply", "--server-side", "--force-conflicts", "-f", cm), "configmap/settings serverside-applied")
 	if got := jsonpath("configmap", "settings", "{.data.mode}"); got != "fast" {
 		t.Errorf("after forced apply: %q", got)
 	}
 	out = run("-n", "kpatch", "get", "configmap", "settings", "-o", "yaml", "--show-managed-fields")
-	mustContain(t, "managedFields after apply", out, "manager: kubectl", "operation: Apply", "f:mode: {}")
+	e2eutil.MustContain(t, "managedFields after apply", out, "manager: kubectl", "operation: Apply", "f:mode: {}")
 
 	// Server-side apply creates too.
 	write(cm, strings.Replace(ssaConfigMap, "name: settings", "name: fresh", 1))
-	mustContain(t, "apply --server-side creates", run("apply", "--server-side", "-f", cm), "configmap/fresh serverside-applied")
+	e2eutil.MustContain(t, "apply --server-side creates", run("apply", "--server-side", "-f", cm), "configmap/fresh serverside-applied")
 }

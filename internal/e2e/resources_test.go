@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -17,40 +18,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/ptr"
 
-	"github.com/kpipe/kpipe/internal/testserver"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 )
 
-// apiServer is one server shared by the resource tests, each in its own
-// namespace.
-func apiServer(t *testing.T) (*testserver.TestServer, kubernetes.Interface) {
-	t.Helper()
-	ts := testserver.Start(t, testserver.Options{})
-	return ts, kubernetes.NewForConfigOrDie(ts.Config)
-}
-
-func namespace(t *testing.T, cs kubernetes.Interface, name string) {
-	t.Helper()
-	if _, err := cs.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func wantStatus(t *testing.T, err error, code int32, reason metav1.StatusReason, msg string) {
-	t.Helper()
-	se, ok := err.(apierrors.APIStatus)
-	if !ok {
-		t.Fatalf("want a %d %s Status, got %v", code, reason, err)
-	}
-	st := se.Status()
-	if st.Code != code || st.Reason != reason || (msg != "" && st.Message != msg) {
-		t.Errorf("got %d %s %q\nwant %d %s %q", st.Code, st.Reason, st.Message, code, reason, msg)
-	}
-}
-
 func TestConfigMapLifecycle(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "cm")
+	e2eutil.Namespace(t, cs, "cm")
 	cms := cs.CoreV1().ConfigMaps("cm")
 
 	created, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "x", Labels: map[string]string{"app": "a"}}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{})
@@ -61,7 +35,7 @@ func TestConfigMapLifecycle(t *testing.T) {
 		t.Errorf("system fields: %+v", created.ObjectMeta)
 	}
 	_, err = cms.Create(ctx, created, metav1.CreateOptions{})
-	wantStatus(t, err, 409, metav1.StatusReasonAlreadyExists, `configmaps "x" already exists`)
+	e2eutil.WantStatus(t, err, 409, metav1.StatusReasonAlreadyExists, `configmaps "x" already exists`)
 
 	got, err := cms.Get(ctx, "x", metav1.GetOptions{})
 	if err != nil || got.ResourceVersion != created.ResourceVersion || got.Data["k"] != "v" {
@@ -73,7 +47,7 @@ func TestConfigMapLifecycle(t *testing.T) {
 		t.Fatalf("update: %v", err)
 	}
 	_, err = cms.Update(ctx, got, metav1.UpdateOptions{}) // stale resourceVersion
-	wantStatus(t, err, 409, metav1.StatusReasonConflict, `Operation cannot be fulfilled on configmaps "x": the object has been modified; please apply your changes to the latest version and try again`)
+	e2eutil.WantStatus(t, err, 409, metav1.StatusReasonConflict, `Operation cannot be fulfilled on configmaps "x": the object has been modified; please apply your changes to the latest version and try again`)
 
 	// Without a resourceVersion, an update is unconditional.
 	got.ResourceVersion = ""
@@ -97,20 +71,20 @@ func TestConfigMapLifecycle(t *testing.T) {
 	}
 
 	err = cms.Delete(ctx, "x", metav1.DeleteOptions{Preconditions: &metav1.Preconditions{UID: ptr.To(types.UID("other"))}})
-	wantStatus(t, err, 409, metav1.StatusReasonConflict, "")
+	e2eutil.WantStatus(t, err, 409, metav1.StatusReasonConflict, "")
 	if err := cms.Delete(ctx, "x", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	_, err = cms.Get(ctx, "x", metav1.GetOptions{})
-	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "x" not found`)
+	e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "x" not found`)
 	err = cms.Delete(ctx, "x", metav1.DeleteOptions{})
-	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "x" not found`)
+	e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "x" not found`)
 }
 
 func TestListPaginationIsPinned(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "pages")
+	e2eutil.Namespace(t, cs, "pages")
 	cms := cs.CoreV1().ConfigMaps("pages")
 	for i := 0; i < 25; i++ {
 		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("cm-%02d", i)}}, metav1.CreateOptions{}); err != nil {
@@ -142,13 +116,13 @@ func TestListPaginationIsPinned(t *testing.T) {
 		t.Errorf("pages held %d objects, want the 25 of the first page's revision", seen)
 	}
 	_, err = cms.List(ctx, metav1.ListOptions{Limit: 10, Continue: "bogus"})
-	wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
+	e2eutil.WantStatus(t, err, 400, metav1.StatusReasonBadRequest, "")
 }
 
 func TestWriteErrors(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "errs")
+	e2eutil.Namespace(t, cs, "errs")
 	c := ts.HTTPClient(t)
 	post := func(path, body string, query string) (int, string, http.Header) {
 		req, _ := http.NewRequest("POST", ts.URL()+path+query, strings.NewReader(body))
@@ -190,7 +164,7 @@ func TestWriteErrors(t *testing.T) {
 			if code != tc.code {
 				t.Fatalf("code %d, want %d: %s", code, tc.code, body)
 			}
-			mustContain(t, tc.name, body, append(tc.want, `"kind":"Status"`)...)
+			e2eutil.MustContain(t, tc.name, body, append(tc.want, `"kind":"Status"`)...)
 		})
 	}
 	t.Run("warn unknown field", func(t *testing.T) {
@@ -201,7 +175,7 @@ func TestWriteErrors(t *testing.T) {
 	})
 	t.Run("system namespaces cannot be deleted", func(t *testing.T) {
 		err := cs.CoreV1().Namespaces().Delete(ctx, "kube-system", metav1.DeleteOptions{})
-		wantStatus(t, err, 403, metav1.StatusReasonForbidden, `namespaces "kube-system" is forbidden: this namespace may not be deleted`)
+		e2eutil.WantStatus(t, err, 403, metav1.StatusReasonForbidden, `namespaces "kube-system" is forbidden: this namespace may not be deleted`)
 	})
 	t.Run("dry run stores nothing", func(t *testing.T) {
 		cm, err := cs.CoreV1().ConfigMaps("errs").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "dry"}}, metav1.CreateOptions{DryRun: []string{"All"}})
@@ -209,7 +183,7 @@ func TestWriteErrors(t *testing.T) {
 			t.Fatalf("dry run: %v %+v", err, cm)
 		}
 		_, err = cs.CoreV1().ConfigMaps("errs").Get(ctx, "dry", metav1.GetOptions{})
-		wantStatus(t, err, 404, metav1.StatusReasonNotFound, "")
+		e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, "")
 	})
 	t.Run("generateName", func(t *testing.T) {
 		cm, err := cs.CoreV1().ConfigMaps("errs").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{GenerateName: "gen-"}}, metav1.CreateOptions{})
@@ -232,9 +206,9 @@ func readAll(resp *http.Response) string {
 }
 
 func TestDeploymentGenerationStatusAndScale(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "apps")
+	e2eutil.Namespace(t, cs, "apps")
 	deps := cs.AppsV1().Deployments("apps")
 	d := &appsv1.Deployment{
 		ObjectMeta: metav1.ObjectMeta{Name: "web"},
@@ -292,7 +266,7 @@ func TestDeploymentGenerationStatusAndScale(t *testing.T) {
 	}
 	scale.Spec.Replicas = -1
 	_, err = deps.UpdateScale(ctx, "web", scale, metav1.UpdateOptions{})
-	wantStatus(t, err, 422, metav1.StatusReasonInvalid, `Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`)
+	e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `Scale.autoscaling "web" is invalid: spec.replicas: Invalid value: -1: must be greater than or equal to 0`)
 
 	// Deleting returns a Status for deployments, the object for pods.
 	if err := deps.Delete(ctx, "web", metav1.DeleteOptions{}); err != nil {
@@ -301,9 +275,9 @@ func TestDeploymentGenerationStatusAndScale(t *testing.T) {
 }
 
 func TestNamespaceDeletion(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "going")
+	e2eutil.Namespace(t, cs, "going")
 	// A held object keeps the namespace Terminating while the test looks.
 	held := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}
 	if _, err := cs.CoreV1().ConfigMaps("going").Create(ctx, held, metav1.CreateOptions{}); err != nil {
@@ -323,10 +297,10 @@ func TestNamespaceDeletion(t *testing.T) {
 		t.Fatalf("%v %+v", err, ns)
 	}
 	_, err = cs.CoreV1().ConfigMaps("going").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "late"}}, metav1.CreateOptions{})
-	wantStatus(t, err, 403, metav1.StatusReasonForbidden, `configmaps "late" is forbidden: unable to create new content in namespace going because it is being terminated`)
+	e2eutil.WantStatus(t, err, 403, metav1.StatusReasonForbidden, `configmaps "late" is forbidden: unable to create new content in namespace going because it is being terminated`)
 
 	// The namespace controller empties it; the held object waits.
-	eventually(t, 20*time.Second, "the namespace's objects to be deleted", func() bool {
+	e2eutil.Eventually(t, 20*time.Second, "the namespace's objects to be deleted", func() bool {
 		list, err := cs.CoreV1().ConfigMaps("going").List(ctx, metav1.ListOptions{})
 		return err == nil && len(list.Items) == 1 && list.Items[0].DeletionTimestamp != nil
 	})
@@ -338,16 +312,16 @@ func TestNamespaceDeletion(t *testing.T) {
 	if _, err := cs.CoreV1().ConfigMaps("going").Update(ctx, got, metav1.UpdateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, 20*time.Second, "the namespace to be removed", func() bool {
+	e2eutil.Eventually(t, 20*time.Second, "the namespace to be removed", func() bool {
 		_, err := cs.CoreV1().Namespaces().Get(ctx, "going", metav1.GetOptions{})
 		return apierrors.IsNotFound(err)
 	})
 }
 
 func TestEventsExpireThroughLeases(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "ev")
+	e2eutil.Namespace(t, cs, "ev")
 	_, err := cs.CoreV1().Events("ev").Create(ctx, &corev1.Event{
 		ObjectMeta:     metav1.ObjectMeta{Name: "e1"},
 		InvolvedObject: corev1.ObjectReference{Kind: "Pod", Namespace: "ev", Name: "p"},
@@ -370,15 +344,15 @@ func TestEventsExpireThroughLeases(t *testing.T) {
 		t.Errorf("event field selector: %v %d", err, len(list.Items))
 	}
 	_, err = cs.CoreV1().Events("ev").List(ctx, metav1.ListOptions{FieldSelector: "spec.bogus=1"})
-	wantStatus(t, err, 400, metav1.StatusReasonBadRequest, "field label not supported: spec.bogus")
+	e2eutil.WantStatus(t, err, 400, metav1.StatusReasonBadRequest, "field label not supported: spec.bogus")
 }
 
 var _ runtime.Object = (*corev1.Pod)(nil)
 
 func TestTableAndProtobufOutput(t *testing.T) {
-	ts, cs := apiServer(t)
+	ts, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "out")
+	e2eutil.Namespace(t, cs, "out")
 	if _, err := cs.CoreV1().ConfigMaps("out").Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "a"}, Data: map[string]string{"k": "v"}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -394,12 +368,12 @@ func TestTableAndProtobufOutput(t *testing.T) {
 		return readAll(resp)
 	}
 	body := table("")
-	mustContain(t, "table", body, `"kind":"Table"`, `"apiVersion":"meta.k8s.io/v1"`, `"name":"Name"`, `"name":"Data"`, `"name":"Age"`,
+	e2eutil.MustContain(t, "table", body, `"kind":"Table"`, `"apiVersion":"meta.k8s.io/v1"`, `"name":"Name"`, `"name":"Data"`, `"name":"Age"`,
 		`"cells":["a",1,`, `"kind":"PartialObjectMetadata"`)
 	if body := table("?includeObject=None"); strings.Contains(body, `"object"`) && strings.Contains(body, `"kind":"PartialObjectMetadata"`) {
 		t.Errorf("includeObject=None still carries objects: %s", body)
 	}
-	mustContain(t, "includeObject=Object", table("?includeObject=Object"), `"kind":"ConfigMap"`, `"data":{"k":"v"}`)
+	e2eutil.MustContain(t, "includeObject=Object", table("?includeObject=Object"), `"kind":"ConfigMap"`, `"data":{"k":"v"}`)
 
 	// client-go speaking protobuf, as controllers do.
 	cfg := *ts.Config
@@ -414,16 +388,16 @@ func TestTableAndProtobufOutput(t *testing.T) {
 		t.Fatalf("protobuf create: %v", err)
 	}
 	_, err = pcs.CoreV1().ConfigMaps("out").Get(ctx, "zzz", metav1.GetOptions{})
-	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "zzz" not found`)
+	e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "zzz" not found`)
 
-	_, m := get(t, c, ts.URL()+"/metrics")
-	mustContain(t, "/metrics", m, `etcd_request_duration_seconds_bucket{group="",operation="create",resource="configmaps"`, `apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"}`)
+	_, m := e2eutil.Get(t, c, ts.URL()+"/metrics")
+	e2eutil.MustContain(t, "/metrics", m, `etcd_request_duration_seconds_bucket{group="",operation="create",resource="configmaps"`, `apiserver_request_total{code="201",component="apiserver",dry_run="",group="",resource="configmaps",scope="resource",subresource="",verb="POST",version="v1"}`)
 }
 
 func TestFinalizersHoldDeletion(t *testing.T) {
-	_, cs := apiServer(t)
+	_, cs := e2eutil.APIServer(t)
 	ctx := context.Background()
-	namespace(t, cs, "fin")
+	e2eutil.Namespace(t, cs, "fin")
 	cms := cs.CoreV1().ConfigMaps("fin")
 	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "held", Finalizers: []string{"example.com/hold"}}}, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -442,5 +416,7 @@ func TestFinalizersHoldDeletion(t *testing.T) {
 		t.Fatalf("removing the finalizer: %v", err)
 	}
 	_, err = cms.Get(ctx, "held", metav1.GetOptions{})
-	wantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "held" not found`)
+	e2eutil.WantStatus(t, err, 404, metav1.StatusReasonNotFound, `configmaps "held" not found`)
 }
+
+func clientLease(id int64) clientv3.LeaseID { return clientv3.LeaseID(id) }

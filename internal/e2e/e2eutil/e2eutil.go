@@ -1,0 +1,81 @@
+// Package e2eutil holds the helpers the end-to-end test packages under
+// internal/e2e share: kubectl and HTTP against a testserver, polling, and
+// the small objects most tests create. It is imported only by tests.
+package e2eutil
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/rest"
+
+	"github.com/kpipe/kpipe/internal/testserver"
+)
+
+// Kubectl runs the real kubectl against ts with the admin kubeconfig. It
+// skips the test where kubectl is not installed, and says so.
+func Kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, error) {
+	t.Helper()
+	path, err := exec.LookPath("kubectl")
+	if err != nil {
+		t.Skip("kubectl is not on PATH; this test needs the real kubectl")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", ts.Kubeconfig}, args...)...)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// Get fetches url with c and returns status and body.
+func Get(t *testing.T, c *http.Client, url string) (int, string) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, string(b)
+}
+
+// MustContain reports an error for each of subs that s, named what, lacks.
+func MustContain(t *testing.T, what, s string, subs ...string) {
+	t.Helper()
+	for _, sub := range subs {
+		if !strings.Contains(s, sub) {
+			t.Errorf("%s does not contain %q:\n%s", what, sub, s)
+		}
+	}
+}
+
+// Eventually polls cond until it holds or the timeout passes.
+func Eventually(t *testing.T, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", timeout, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// MustLoopbackClient is an HTTP client with the server's own loopback
+// credentials.
+func MustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
+	t.Helper()
+	c, err := rest.HTTPClientFor(ts.Loopback())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
