@@ -56,9 +56,17 @@ type Cacher struct {
 	watchers map[*cacheWatcher]struct{}
 	advanced chan struct{} // closed and replaced when rev moves or ready changes
 
-	// listHits counts lists answered from memory (tests read it).
-	listHits atomic.Int64
-	metrics  *Metrics
+	// indexes, and the watchers by where events for them are dispatched
+	// (index.go); all under mu.
+	indexes     []*fieldIndex
+	nsWatchers  map[string]watcherSet
+	allWatchers watcherSet
+
+	// listHits counts lists answered from memory, indexHits those of
+	// them read through an index (tests read them).
+	listHits  atomic.Int64
+	indexHits atomic.Int64
+	metrics   *Metrics
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -74,7 +82,7 @@ type event struct {
 
 // New starts a cache in front of s, for every key under its prefix. It fills in the background; until then
 // every read goes to s.
-func New(s *store.Store, log *zap.Logger, m *Metrics) *Cacher {
+func New(s *store.Store, log *zap.Logger, m *Metrics, opts ...Option) *Cacher {
 	prefix := s.Prefix()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cacher{
@@ -89,6 +97,10 @@ func New(s *store.Store, log *zap.Logger, m *Metrics) *Cacher {
 		stop:     cancel,
 		done:     make(chan struct{}),
 	}
+	for _, o := range opts {
+		o(c)
+	}
+	c.resetIndexes()
 	go c.run(ctx)
 	return c
 }
@@ -129,6 +141,7 @@ func (c *Cacher) reset() {
 		w.terminate()
 	}
 	c.watchers = map[*cacheWatcher]struct{}{}
+	c.resetIndexes()
 	c.signal()
 }
 
@@ -172,6 +185,12 @@ func (c *Cacher) sync(ctx context.Context) error {
 	defer w.Stop()
 	c.mu.Lock()
 	c.objects, c.keys, c.events = objects, keys, nil
+	for _, idx := range c.indexes {
+		idx.keys = map[string]map[string]struct{}{}
+	}
+	for k, o := range objects {
+		c.index(k, nil, o)
+	}
 	c.rev, c.oldest, c.ready = rev, rev, true
 	c.signal()
 	c.mu.Unlock()
@@ -211,9 +230,7 @@ func (c *Cacher) apply(ev watch.Event) error {
 		if rev >= c.rev {
 			c.rev = rev
 			c.signal()
-			for w := range c.watchers {
-				w.push(event{typ: watch.Bookmark, rev: rev}, c)
-			}
+			c.dispatch(event{typ: watch.Bookmark, rev: rev})
 		}
 		c.mu.Unlock()
 		return nil
@@ -233,11 +250,13 @@ func (c *Cacher) apply(ev watch.Event) error {
 	present := i < len(c.keys) && c.keys[i] == key
 	switch ev.Type {
 	case watch.Deleted:
+		c.index(key, e.prev, nil)
 		delete(c.objects, key)
 		if present {
 			c.keys = append(c.keys[:i], c.keys[i+1:]...)
 		}
 	default:
+		c.index(key, e.prev, ev.Object)
 		c.objects[key] = ev.Object
 		if !present {
 			c.keys = append(c.keys, "")
@@ -252,9 +271,7 @@ func (c *Cacher) apply(ev watch.Event) error {
 	c.events = append(c.events, e)
 	c.rev = rev
 	c.signal()
-	for w := range c.watchers {
-		w.push(e, c)
-	}
+	c.dispatch(e)
 	if c.metrics != nil {
 		gr := c.GroupResource()
 		c.metrics.dispatched.WithLabelValues(gr.Group, gr.Resource).Inc()
@@ -392,19 +409,28 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts store.ListOptions
 	var matched []runtime.Object
 	var lastKey string
 	hasMore := false
-	// As etcd pages: once the page is full, any key after it (matching or
-	// not) means there is more, and the token resumes after the last item.
-	for i := start; i < end; i++ {
+	keys, indexed := c.candidates(pred, start, end)
+	if !indexed {
+		keys = c.keys[start:end]
+	} else {
+		c.indexHits.Add(1)
+	}
+	for _, k := range keys {
 		if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
-			hasMore = true
 			break
 		}
-		obj := c.objects[c.keys[i]]
+		obj := c.objects[k]
 		if ok, err := pred.Matches(obj); err != nil || !ok {
 			continue
 		}
 		matched = append(matched, obj)
-		lastKey = c.keys[i]
+		lastKey = k
+	}
+	// As etcd pages: once the page is full, any key after it in the range
+	// (matching or not) means there is more, and the token resumes after
+	// the last item.
+	if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
+		hasMore = sort.SearchStrings(c.keys, lastKey)+1 < end
 	}
 	c.mu.RUnlock()
 

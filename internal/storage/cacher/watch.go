@@ -2,6 +2,7 @@ package cacher
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 
@@ -23,6 +24,7 @@ type cacheWatcher struct {
 	pred      store.Predicate
 	bookmarks bool
 	newFunc   func() runtime.Object
+	slot      slot // where the cache dispatches to it (index.go)
 
 	in     chan event
 	result chan watch.Event
@@ -41,7 +43,7 @@ func (w *cacheWatcher) push(e event, c *Cacher) {
 	select {
 	case w.in <- e:
 	default:
-		delete(c.watchers, w)
+		c.unregister(w)
 		w.terminate()
 	}
 }
@@ -99,7 +101,19 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 	}
 	var initial []event
 	if from == 0 {
-		for _, k := range c.keys {
+		keys := c.keys
+		if w.recursive {
+			// Only the watched range, and through an index when the
+			// selector allows.
+			start := sort.SearchStrings(c.keys, key)
+			end := sort.SearchStrings(c.keys, key[:len(key)-1]+"0")
+			if ks, ok := c.candidates(w.pred, start, end); ok {
+				keys = ks
+			} else {
+				keys = c.keys[start:end]
+			}
+		}
+		for _, k := range keys {
 			if w.selects(k) {
 				initial = append(initial, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
 			}
@@ -111,13 +125,13 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 			}
 		}
 	}
-	c.watchers[w] = struct{}{}
+	c.register(w)
 	c.mu.Unlock()
 
 	go func() {
 		<-w.done
 		c.mu.Lock()
-		delete(c.watchers, w)
+		c.unregister(w)
 		c.mu.Unlock()
 	}()
 	go w.serve(ctx, initial)
