@@ -38,6 +38,10 @@ const (
 	progressPeriod = 100 * time.Millisecond
 )
 
+// syncPage is the page size of the list that fills the cache (a variable
+// for tests).
+var syncPage int64 = 500
+
 // Cacher answers reads of one resource from memory. The embedded store
 // serves writes and whatever the cache cannot answer.
 type Cacher struct {
@@ -151,31 +155,49 @@ func (c *Cacher) signal() {
 }
 
 func (c *Cacher) sync(ctx context.Context) error {
-	list := c.NewList()
-	if err := c.Store.GetList(ctx, c.prefix, store.ListOptions{Recursive: true}, list); err != nil {
-		return err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	lm, err := meta.ListAccessor(list)
-	if err != nil {
-		return err
-	}
-	rev, err := parseRev(lm.GetResourceVersion())
-	if err != nil {
-		return err
-	}
-	objects := make(map[string]runtime.Object, len(items))
-	keys := make([]string, 0, len(items))
-	for _, o := range items {
-		k, err := c.keyOf(o)
+	// The objects come in pages at one revision, as an informer lists:
+	// one response for the whole resource would be held in memory at
+	// once, several times over, while it is decoded.
+	var rev int64
+	var objects map[string]runtime.Object
+	var keys []string
+	cont := ""
+	for {
+		list := c.NewList()
+		opts := store.ListOptions{Recursive: true, Predicate: store.Predicate{Limit: syncPage, Continue: cont}}
+		if err := c.Store.GetList(ctx, c.prefix, opts, list); err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(list)
 		if err != nil {
 			return err
 		}
-		objects[k] = o
-		keys = append(keys, k)
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		if rev, err = parseRev(lm.GetResourceVersion()); err != nil {
+			return err
+		}
+		if objects == nil {
+			n := len(items)
+			if r := lm.GetRemainingItemCount(); r != nil {
+				n += int(*r)
+			}
+			objects = make(map[string]runtime.Object, n)
+			keys = make([]string, 0, n)
+		}
+		for _, o := range items {
+			k, err := c.keyOf(o)
+			if err != nil {
+				return err
+			}
+			objects[k] = o
+			keys = append(keys, k)
+		}
+		if cont = lm.GetContinue(); cont == "" {
+			break
+		}
 	}
 	sort.Strings(keys)
 	w, err := c.Store.Watch(ctx, c.prefix, store.ListOptions{ResourceVersion: fmt.Sprint(rev), Recursive: true, ProgressNotify: true})

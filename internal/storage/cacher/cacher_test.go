@@ -343,3 +343,39 @@ func TestWatchOlderThanWindowGoesToEtcd(t *testing.T) {
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
 func isExists(err error) bool   { return apierrors.IsAlreadyExists(err) }
+
+// The cache fills from a list in pages at one revision: with writes going
+// on while it pages, it holds exactly what etcd held at that revision, and
+// then follows.
+func TestFillsInPages(t *testing.T) {
+	old := syncPage
+	syncPage = 7
+	defer func() { syncPage = old }()
+	prefixes++
+	s := store.New(etcd.Client, store.NewJSONCodec(scheme.Scheme, corev1.SchemeGroupVersion),
+		func() runtime.Object { return &corev1.ConfigMap{} },
+		func() runtime.Object { return &corev1.ConfigMapList{} },
+		fmt.Sprintf("/cachetest/%s-%d/configmaps", t.Name(), prefixes), schema.GroupResource{Resource: "configmaps"})
+	churn(t, s, 3, 150)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); churn(t, s, 4, 100) }()
+	c := New(s, zap.NewNop(), nil)
+	t.Cleanup(c.Stop)
+	wg.Wait()
+	ctx := context.Background()
+	got := &corev1.ConfigMapList{}
+	if err := c.GetList(ctx, s.Prefix(), store.ListOptions{Recursive: true}, got); err != nil {
+		t.Fatal(err)
+	}
+	if c.listHits.Load() != 1 {
+		t.Fatal("the list was not answered by the cache")
+	}
+	want := &corev1.ConfigMapList{}
+	if err := s.GetList(ctx, s.Prefix(), store.ListOptions{Recursive: true, ResourceVersion: got.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact}, want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Items) < 10 || !reflect.DeepEqual(got.Items, want.Items) {
+		t.Fatalf("cache %v\netcd  %v", names(got), names(want))
+	}
+}
