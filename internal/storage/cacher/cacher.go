@@ -82,6 +82,8 @@ type event struct {
 	obj  runtime.Object // the object after the event (before it, for a delete)
 	prev runtime.Object // the object before the event; nil for a create
 	rev  int64
+	// initialEnd marks the bookmark after a watch's initial events.
+	initialEnd bool
 }
 
 // New starts a cache in front of s, for every key under its prefix. It fills in the background; until then

@@ -379,3 +379,93 @@ func TestFillsInPages(t *testing.T) {
 		t.Fatalf("cache %v\netcd  %v", names(got), names(want))
 	}
 }
+
+// Watches with sendInitialEvents (client-go's watch-list, and controllers
+// that watch from nothing) are served by the cache and see what etcd's
+// watch sends: the current objects as ADDED, the bookmark that ends them
+// when bookmarks are on, then the changes; sendInitialEvents=false only
+// the changes.
+func TestWatchListEqualsEtcd(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	churn(t, s, 5, 120)
+	cur, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, cur) {
+		t.Fatal("the cache did not catch up")
+	}
+	yes, no := true, false
+	cases := []struct {
+		name      string
+		key       string
+		rv        string
+		send      *bool
+		bookmarks bool
+		pred      store.Predicate
+	}{
+		{"initial events and bookmark", s.Prefix(), "", &yes, true, store.Predicate{}},
+		{"initial events from 0", s.Prefix(), "0", &yes, true, store.Predicate{}},
+		{"initial events from a revision", s.Prefix(), fmt.Sprint(cur), &yes, true, store.Predicate{}},
+		{"initial events without bookmarks", s.Prefix() + "ns-1/", "", &yes, false, store.Predicate{}},
+		{"initial events with a selector", s.Prefix(), "", &yes, true, store.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "a"})}},
+		{"no initial events", s.Prefix(), "", &no, false, store.Predicate{}},
+	}
+	type pair struct{ cache, etcd watch.Interface }
+	ws := make([]pair, len(cases))
+	for i, tc := range cases {
+		opts := store.ListOptions{ResourceVersion: tc.rv, Recursive: true, Predicate: tc.pred, SendInitialEvents: tc.send, ProgressNotify: tc.bookmarks}
+		cw, err := c.Watch(ctx, tc.key, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cw.(*cacheWatcher); !ok {
+			t.Fatalf("%s: not served by the cache", tc.name)
+		}
+		ew, err := s.Watch(ctx, tc.key, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = pair{cw, ew}
+	}
+	// etcd's watches start from their own list; let them get there.
+	time.Sleep(200 * time.Millisecond)
+	churn(t, s, 6, 60)
+	last := &corev1.ConfigMap{}
+	if err := s.Create(ctx, key(s, "ns-1", "last"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-1", Name: "last", Labels: map[string]string{"tier": "a"}}}, last, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range cases {
+		got, want := collectList(t, ws[i].cache, last.ResourceVersion), collectList(t, ws[i].etcd, last.ResourceVersion)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: cache sent %d events, etcd %d\ncache %v\netcd  %v", tc.name, len(got), len(want), got, want)
+		}
+	}
+}
+
+// collectList is collect with the bookmark that ends the initial events.
+func collectList(t *testing.T, w watch.Interface, until string) []string {
+	t.Helper()
+	defer w.Stop()
+	var out []string
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch closed after %d events", len(out))
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			if ev.Type == watch.Bookmark {
+				if cm.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+					out = append(out, "BOOKMARK initial-events-end @"+cm.ResourceVersion)
+				}
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s %s/%s@%s %v %v", ev.Type, cm.Namespace, cm.Name, cm.ResourceVersion, cm.Labels, cm.Data))
+			if cm.ResourceVersion == until {
+				return out
+			}
+		case <-timeout:
+			t.Fatalf("no event at %s after %d events", until, len(out))
+		}
+	}
+}

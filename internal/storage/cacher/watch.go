@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
@@ -65,16 +66,27 @@ func (w *cacheWatcher) Stop() { w.terminate() }
 // ResultChan implements watch.Interface.
 func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
 
-// Watch implements store.Interface. Watches from "" or "0" start with the
-// current objects as ADDED events; from a revision in the window, with the
-// window's events after it. sendInitialEvents, a revision older than the
-// window, or a cache still filling go to etcd.
+// Watch implements store.Interface, with the store's semantics. Watches
+// from "" or "0", or with sendInitialEvents, start with the current
+// objects as ADDED events (and, with sendInitialEvents and bookmarks, a
+// bookmark marking their end); from a revision in the window, with the
+// window's events after it; sendInitialEvents=false from "" or "0", with
+// what comes next. A revision older than the window, or a cache still
+// filling, go to etcd.
 func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) (watch.Interface, error) {
-	if opts.SendInitialEvents != nil || !cleanUnder(key, c.prefix) {
+	if !cleanUnder(key, c.prefix) {
 		return c.Store.Watch(ctx, key, opts)
 	}
 	rv := opts.ResourceVersion
-	if !c.fresh(ctx, rv) {
+	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	initial := sendInitial || (opts.SendInitialEvents == nil && (rv == "" || rv == "0"))
+	endBookmark := sendInitial && opts.ProgressNotify
+	freshAt := rv
+	if opts.SendInitialEvents != nil && !sendInitial && rv == "0" {
+		// The store starts such a watch at etcd's current revision.
+		freshAt = ""
+	}
+	if !c.fresh(ctx, freshAt) {
 		return c.Store.Watch(ctx, key, opts)
 	}
 	if opts.Recursive && !strings.HasSuffix(key, "/") {
@@ -95,12 +107,13 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 		done:    make(chan struct{}),
 	}
 	c.mu.Lock()
-	if !c.ready || (from != 0 && from < c.oldest) {
+	if !c.ready || (!initial && from != 0 && from < c.oldest) {
 		c.mu.Unlock()
 		return c.Store.Watch(ctx, key, opts)
 	}
-	var initial []event
-	if from == 0 {
+	var first []event
+	switch {
+	case initial:
 		keys := c.keys
 		if w.recursive {
 			// Only the watched range, and through an index when the
@@ -115,13 +128,18 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 		}
 		for _, k := range keys {
 			if w.selects(k) {
-				initial = append(initial, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
+				first = append(first, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
 			}
 		}
-	} else {
+		if endBookmark {
+			first = append(first, event{typ: watch.Bookmark, rev: c.rev, initialEnd: true})
+		}
+	case from == 0:
+		// sendInitialEvents=false: only what comes next.
+	default:
 		for _, e := range c.events {
 			if e.rev > from && w.selects(e.key) {
-				initial = append(initial, e)
+				first = append(first, e)
 			}
 		}
 	}
@@ -134,7 +152,7 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 		c.unregister(w)
 		c.mu.Unlock()
 	}()
-	go w.serve(ctx, initial)
+	go w.serve(ctx, first)
 	return w, nil
 }
 
@@ -186,6 +204,9 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		obj := w.newFunc()
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetResourceVersion(revString(e.rev))
+			if e.initialEnd {
+				m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+			}
 		}
 		return watch.Event{Type: watch.Bookmark, Object: obj}, true
 	}
