@@ -33,10 +33,15 @@ import (
 const (
 	defaultWindow  = 1000
 	waitForRev     = 3 * time.Second
-	watcherBuffer  = 1024
+	resultBuffer   = 64
 	resyncBackoff  = time.Second
 	progressPeriod = 100 * time.Millisecond
 )
+
+// watcherQueueMax is how many events a watcher may be behind before it is
+// cut off (a variable for tests). Its queue holds references to the
+// cache's events, and only while it is behind.
+var watcherQueueMax = 4096
 
 // syncPage is the page size of the list that fills the cache (a variable
 // for tests).
@@ -84,6 +89,8 @@ type event struct {
 	rev  int64
 	// initialEnd marks the bookmark after a watch's initial events.
 	initialEnd bool
+	// enc are obj's encodings, shared by the watchers that only encode.
+	enc *encodings
 }
 
 // New starts a cache in front of s, for every key under its prefix. It fills in the background; until then
@@ -269,7 +276,7 @@ func (c *Cacher) apply(ev watch.Event) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev}
+	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev, enc: &encodings{}}
 	i := sort.SearchStrings(c.keys, key)
 	present := i < len(c.keys) && c.keys[i] == key
 	switch ev.Type {

@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -259,6 +260,10 @@ func TestWatchesEqualEtcd(t *testing.T) {
 
 // A watcher that never reads is cut off without holding up another.
 func TestSlowWatcherIsCutOff(t *testing.T) {
+	// Restored after the cache stops (cleanups run last first).
+	old := watcherQueueMax
+	t.Cleanup(func() { watcherQueueMax = old })
+	watcherQueueMax = 200
 	s, c := newPair(t)
 	ctx := context.Background()
 	if !c.waitFor(ctx, 1) {
@@ -272,7 +277,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := watcherBuffer + 50
+	n := watcherQueueMax + resultBuffer + 50
 	got := make(chan int)
 	go func() {
 		count := 0
@@ -467,5 +472,87 @@ func collectList(t *testing.T, w watch.Interface, until string) []string {
 		case <-timeout:
 			t.Fatalf("no event at %s after %d events", until, len(out))
 		}
+	}
+}
+
+// Watchers that only encode share each event's encoding: two of them get
+// objects that encode to exactly what the plain object encodes to, with
+// one encoding per event between them; other watchers get plain copies.
+func TestEncodableWatchersShareEncodings(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	cur, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, cur) {
+		t.Fatal("the cache did not catch up")
+	}
+	opts := store.ListOptions{ResourceVersion: fmt.Sprint(cur), Recursive: true, Encodable: true}
+	a, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	b, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	opts.Encodable = false
+	plain, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Stop()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", Labels: map[string]string{"a": "b"}}, Data: map[string]string{"k": "v"}}
+	if err := s.Create(ctx, key(s, "ns", "x"), cm, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	next := func(w watch.Interface) runtime.Object {
+		t.Helper()
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type == watch.Bookmark {
+					continue
+				}
+				return ev.Object
+			case <-time.After(10 * time.Second):
+				t.Fatal("no event")
+			}
+		}
+	}
+	enc := scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion)
+	encode := func(o runtime.Object) string {
+		var buf bytes.Buffer
+		if err := enc.Encode(o, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	oa, ob, op := next(a), next(b), next(plain)
+	if _, ok := op.(*corev1.ConfigMap); !ok {
+		t.Fatalf("a plain watcher got %T", op)
+	}
+	ca, ok := oa.(*cachedObject)
+	if !ok {
+		t.Fatalf("an encodable watcher got %T", oa)
+	}
+	want := encode(op)
+	if got := encode(oa); got != want {
+		t.Fatalf("encoded\n%s\nwant\n%s", got, want)
+	}
+	if got := encode(ob); got != want {
+		t.Fatalf("second watcher encoded\n%s\nwant\n%s", got, want)
+	}
+	if n := len(ca.enc.m); n != 1 {
+		t.Fatalf("%d encodings for one encoder", n)
+	}
+	if ob.(*cachedObject).enc != ca.enc {
+		t.Fatal("the two watchers do not share the event's encodings")
+	}
+	// The object the encoders and GetObject see is a copy.
+	got := ca.GetObject().(*corev1.ConfigMap)
+	got.Labels["a"] = "changed"
+	if encode(ob) != want || encode(op) != want {
+		t.Fatal("changing GetObject's result changed the cache")
 	}
 }

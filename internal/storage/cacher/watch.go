@@ -14,8 +14,9 @@ import (
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
-// cacheWatcher is one watch served from the cache. The cache pushes events
-// into in without ever blocking: a watcher whose buffer is full is cut off
+// cacheWatcher is one watch served from the cache. The cache queues events
+// for it without ever blocking: the queue grows only while the watcher is
+// behind, and a watcher more than watcherQueueMax events behind is cut off
 // (its result channel closes, the client re-watches from its last
 // revision), so a reader that stalls never holds up the others or grows
 // memory without bound.
@@ -26,8 +27,11 @@ type cacheWatcher struct {
 	bookmarks bool
 	newFunc   func() runtime.Object
 	slot      slot // where the cache dispatches to it (index.go)
+	encodable bool // it only encodes: objects may be cachedObjects
 
-	in     chan event
+	mu     sync.Mutex
+	queue  []event       // pushed, not yet served
+	wake   chan struct{} // signalled when queue gets events
 	result chan watch.Event
 	done   chan struct{}
 	once   sync.Once
@@ -41,11 +45,20 @@ func (w *cacheWatcher) push(e event, c *Cacher) {
 	if e.typ != watch.Bookmark && !w.selects(e.key) {
 		return
 	}
-	select {
-	case w.in <- e:
-	default:
+	w.mu.Lock()
+	full := len(w.queue) >= watcherQueueMax
+	if !full {
+		w.queue = append(w.queue, e)
+	}
+	w.mu.Unlock()
+	if full {
 		c.unregister(w)
 		w.terminate()
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -100,11 +113,13 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 		}
 	}
 	w := &cacheWatcher{
-		key: key, recursive: opts.Recursive, pred: opts.Predicate, bookmarks: opts.ProgressNotify,
+		key: key, recursive: opts.Recursive, pred: opts.Predicate, bookmarks: opts.ProgressNotify, encodable: opts.Encodable,
 		newFunc: c.New,
-		in:      make(chan event, watcherBuffer),
-		result:  make(chan watch.Event),
-		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		// Buffered, so the HTTP watch sees events waiting and writes them
+		// before it flushes, instead of one flush per event.
+		result: make(chan watch.Event, resultBuffer),
+		done:   make(chan struct{}),
 	}
 	c.mu.Lock()
 	if !c.ready || (!initial && from != 0 && from < c.oldest) {
@@ -180,12 +195,23 @@ func (w *cacheWatcher) serve(ctx context.Context, initial []event) {
 			return
 		}
 	}
+	var batch []event
 	for {
-		select {
-		case e := <-w.in:
+		w.mu.Lock()
+		// Take what is queued; the emptied slice is reused for the next.
+		batch, w.queue = w.queue, batch[:0]
+		w.mu.Unlock()
+		for i, e := range batch {
 			if !send(e) {
 				return
 			}
+			batch[i] = event{} // let go of the objects
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-w.wake:
 		case <-w.done:
 			return
 		case <-ctx.Done():
@@ -215,16 +241,16 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		if !cur {
 			return watch.Event{}, false
 		}
-		return watch.Event{Type: watch.Deleted, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Deleted, Object: w.object(e)}, true
 	}
 	old := e.prev != nil && w.matches(e.prev)
 	switch {
 	case cur && (e.prev == nil || e.typ == watch.Added):
-		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Added, Object: w.object(e)}, true
 	case cur && old:
-		return watch.Event{Type: watch.Modified, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Modified, Object: w.object(e)}, true
 	case cur:
-		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Added, Object: w.object(e)}, true
 	case old:
 		prev := e.prev.DeepCopyObject()
 		if m, err := meta.Accessor(prev); err == nil {
@@ -233,6 +259,15 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		return watch.Event{Type: watch.Deleted, Object: prev}, true
 	}
 	return watch.Event{}, false
+}
+
+// object is e's object for this watcher: one that shares its encodings
+// with the event's other watchers when it only encodes, a copy otherwise.
+func (w *cacheWatcher) object(e event) runtime.Object {
+	if w.encodable && e.enc != nil {
+		return &cachedObject{obj: e.obj, enc: e.enc}
+	}
+	return e.obj.DeepCopyObject()
 }
 
 func (w *cacheWatcher) matches(obj runtime.Object) bool {
