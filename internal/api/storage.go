@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kpipe/kpipe/internal/storage/cacher"
@@ -20,6 +21,13 @@ type StorageOptions struct {
 	// Cache reports whether a resource is served through the watch cache.
 	// May be nil: no caches.
 	Cache func(schema.GroupResource) bool
+}
+
+// cacheIndexes are the fields the watch caches index, kube's: pods by
+// spec.nodeName (every kubelet lists and watches its node's pods). Every
+// cache also serves a namespace from its range of keys.
+var cacheIndexes = map[schema.GroupResource][]string{
+	{Resource: "pods"}: {"spec.nodeName"},
 }
 
 // AttachStorage gives every resource its etcd store under prefix, behind a
@@ -47,7 +55,11 @@ func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg pro
 		st := store.New(client, codec, res.New, res.NewList, res.StoragePrefix(prefix), gr, opts...)
 		res.Store = st
 		if o.Cache != nil && o.Cache(gr) {
-			c := cacher.New(st, log.Named(res.Name).Named("cache"), cm)
+			var copts []cacher.Option
+			for _, f := range cacheIndexes[gr] {
+				copts = append(copts, cacher.WithIndex(f, func(o runtime.Object) string { return res.FieldAttrs(o)[f] }))
+			}
+			c := cacher.New(st, log.Named(res.Name).Named("cache"), cm, copts...)
 			caches = append(caches, c)
 			res.Store = c
 		}

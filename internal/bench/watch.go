@@ -83,13 +83,15 @@ func (r *runner) watch(ctx context.Context, run string) (Result, error) {
 		return nil
 	})
 	prog.end()
-	deadline := time.NewTimer(watchDrain)
-	defer deadline.Stop()
+	// One deadline for all: a context's Done stays closed, where a
+	// timer's channel fires once and left the next watcher waiting for
+	// ever.
+	drain, stopDrain := context.WithTimeout(ctx, watchDrain)
+	defer stopDrain()
 	for _, w := range ws {
 		select {
 		case <-w.done:
-		case <-deadline.C:
-		case <-ctx.Done():
+		case <-drain.Done():
 		}
 	}
 	cancel()

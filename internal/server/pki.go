@@ -11,6 +11,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -93,9 +94,19 @@ func setupPKI(cfg *config.Config, advertise net.IP, log *zap.Logger) (*pki, erro
 			return nil, err
 		}
 		p.runners = append(p.runners, fp.Run)
+		// One merged pool per loaded bundle: the same pool until a reload,
+		// so the x509 authenticator's cache of verified chains holds, and
+		// a new one after, which empties that cache.
+		type merged struct{ src, pool *x509.CertPool }
+		var cur atomic.Pointer[merged]
 		p.clientCAs = func() *x509.CertPool {
-			pool := fp.Pool().Clone()
+			src := fp.Pool()
+			if m := cur.Load(); m != nil && m.src == src {
+				return m.pool
+			}
+			pool := src.Clone()
 			pool.AddCert(p.clientCA.Cert)
+			cur.Store(&merged{src: src, pool: pool})
 			return pool
 		}
 	}

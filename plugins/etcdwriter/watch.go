@@ -90,6 +90,8 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 		Recursive:            recursive,
 		SendInitialEvents:    opts.SendInitialEvents,
 		ProgressNotify:       opts.AllowWatchBookmarks,
+		// The events are only encoded (encode unwraps for tables).
+		Encodable: true,
 	})
 	if err != nil {
 		return err
@@ -237,6 +239,9 @@ func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Wr
 func (e *eventEncoder) encode(ev watch.Event) error {
 	obj := ev.Object
 	if e.table {
+		if co, ok := obj.(runtime.CacheableObject); ok {
+			obj = co.GetObject()
+		}
 		// ERROR events keep their Status.
 		if _, isStatus := obj.(*metav1.Status); !isStatus {
 			t, err := toTable(e.r, e.res, obj)

@@ -72,8 +72,11 @@ func (t *Timeout) Middleware(next http.Handler) http.Handler {
 // take to finish it after the deadline.
 const finishGrace = 500 * time.Millisecond
 
-// serve runs next in its own goroutine so the stage can answer at the
-// deadline even if next ignores its context.
+// handlerWorkers run every timeout stage's handlers (workers.go).
+var handlerWorkers = newWorkers()
+
+// serve runs next in a goroutine of its own (a worker's) so the stage can
+// answer at the deadline even if next ignores its context.
 func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handler, d time.Duration) {
 	ctx, cancel := context.WithTimeout(r.Context(), d)
 	defer cancel()
@@ -94,7 +97,7 @@ func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 	inner := r.Clone(ctx)
 	// Buffered: a handler finishing after the timeout must not block.
 	done := make(chan any, 1)
-	go func() {
+	handlerWorkers.run(func() {
 		defer func() {
 			p := recover()
 			if p != nil && p != http.ErrAbortHandler {
@@ -104,7 +107,7 @@ func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 			done <- p
 		}()
 		next.ServeHTTP(gw, inner)
-	}()
+	})
 
 	select {
 	case p := <-done:

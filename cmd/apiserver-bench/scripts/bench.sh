@@ -3,7 +3,7 @@
 # its own etcd as the baseline. Prints the table and writes
 # var/bench.json. BENCH_FLAGS adds bench flags.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."
 . cmd/apiserver-bench/scripts/server.sh
 start_server
 

@@ -4,7 +4,7 @@
 # var/create.allocs.pprof (allocations during the window), and the top of
 # each printed. PROFILE_SECONDS is the window (default 20).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../../.."
 . cmd/apiserver-bench/scripts/server.sh
 start_server
 

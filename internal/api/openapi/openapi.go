@@ -8,10 +8,12 @@
 package openapi
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/go-chi/chi/v5"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -58,7 +60,42 @@ const (
 // /openapi/v3/<path> (one group-version's document, JSON and protobuf).
 // r must be the root router: the v3 handler reads the group-version from
 // the full request path.
+//
+// The documents are built on the first request to either path, not at
+// startup: they take a good part of a second and tens of megabytes, and
+// most clients never ask for them.
 func Install(r chi.Router, resources []Resource) error {
+	// What Build would refuse is refused now, cheaply.
+	b, err := newRouteBuilder(resources)
+	if err != nil {
+		return err
+	}
+	if _, err := b.containers(); err != nil {
+		return err
+	}
+	var (
+		once  sync.Once
+		inner chi.Router
+	)
+	h := http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		once.Do(func() {
+			inner = chi.NewRouter()
+			err = install(inner, resources)
+		})
+		if err != nil {
+			http.Error(w, fmt.Sprintf("openapi: %v", err), http.StatusInternalServerError)
+			return
+		}
+		// The inner router routes the full path afresh.
+		inner.ServeHTTP(w, req.WithContext(context.WithValue(req.Context(), chi.RouteCtxKey, nil)))
+	})
+	r.Handle(v2Path, h)
+	r.Handle(v3Path, h)
+	r.Handle(v3Path+"/*", h)
+	return nil
+}
+
+func install(r chi.Router, resources []Resource) error {
 	v2, v3, err := Build(resources)
 	if err != nil {
 		return err

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,6 +22,7 @@ import (
 	"go.etcd.io/etcd/server/v3/embed"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"google.golang.org/grpc"
 )
 
 // DefaultDialTimeout is used when Config.DialTimeout is zero.
@@ -148,6 +150,10 @@ func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 		return noiseFilter{Core: c, closing: closing}
 	}))
 	ecfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(elog)
+	// gRPC serves each request on a worker that stays (it starts a
+	// goroutine of its own only when all are busy): a fresh goroutine per
+	// request grew its stack from scratch every time.
+	ecfg.GRPCAdditionalServerOptions = []grpc.ServerOption{grpc.NumStreamWorkers(uint32(4 * runtime.GOMAXPROCS(0)))}
 
 	e, err := embed.StartEtcd(ecfg)
 	if err != nil {

@@ -33,10 +33,19 @@ import (
 const (
 	defaultWindow  = 1000
 	waitForRev     = 3 * time.Second
-	watcherBuffer  = 1024
+	resultBuffer   = 64
 	resyncBackoff  = time.Second
 	progressPeriod = 100 * time.Millisecond
 )
+
+// watcherQueueMax is how many events a watcher may be behind before it is
+// cut off (a variable for tests). Its queue holds references to the
+// cache's events, and only while it is behind.
+var watcherQueueMax = 4096
+
+// syncPage is the page size of the list that fills the cache (a variable
+// for tests).
+var syncPage int64 = 500
 
 // Cacher answers reads of one resource from memory. The embedded store
 // serves writes and whatever the cache cannot answer.
@@ -56,9 +65,17 @@ type Cacher struct {
 	watchers map[*cacheWatcher]struct{}
 	advanced chan struct{} // closed and replaced when rev moves or ready changes
 
-	// listHits counts lists answered from memory (tests read it).
-	listHits atomic.Int64
-	metrics  *Metrics
+	// indexes, and the watchers by where events for them are dispatched
+	// (index.go); all under mu.
+	indexes     []*fieldIndex
+	nsWatchers  map[string]watcherSet
+	allWatchers watcherSet
+
+	// listHits counts lists answered from memory, indexHits those of
+	// them read through an index (tests read them).
+	listHits  atomic.Int64
+	indexHits atomic.Int64
+	metrics   *Metrics
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -70,11 +87,15 @@ type event struct {
 	obj  runtime.Object // the object after the event (before it, for a delete)
 	prev runtime.Object // the object before the event; nil for a create
 	rev  int64
+	// initialEnd marks the bookmark after a watch's initial events.
+	initialEnd bool
+	// enc are obj's encodings, shared by the watchers that only encode.
+	enc *encodings
 }
 
 // New starts a cache in front of s, for every key under its prefix. It fills in the background; until then
 // every read goes to s.
-func New(s *store.Store, log *zap.Logger, m *Metrics) *Cacher {
+func New(s *store.Store, log *zap.Logger, m *Metrics, opts ...Option) *Cacher {
 	prefix := s.Prefix()
 	ctx, cancel := context.WithCancel(context.Background())
 	c := &Cacher{
@@ -89,6 +110,10 @@ func New(s *store.Store, log *zap.Logger, m *Metrics) *Cacher {
 		stop:     cancel,
 		done:     make(chan struct{}),
 	}
+	for _, o := range opts {
+		o(c)
+	}
+	c.resetIndexes()
 	go c.run(ctx)
 	return c
 }
@@ -129,6 +154,7 @@ func (c *Cacher) reset() {
 		w.terminate()
 	}
 	c.watchers = map[*cacheWatcher]struct{}{}
+	c.resetIndexes()
 	c.signal()
 }
 
@@ -138,31 +164,49 @@ func (c *Cacher) signal() {
 }
 
 func (c *Cacher) sync(ctx context.Context) error {
-	list := c.NewList()
-	if err := c.Store.GetList(ctx, c.prefix, store.ListOptions{Recursive: true}, list); err != nil {
-		return err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	lm, err := meta.ListAccessor(list)
-	if err != nil {
-		return err
-	}
-	rev, err := parseRev(lm.GetResourceVersion())
-	if err != nil {
-		return err
-	}
-	objects := make(map[string]runtime.Object, len(items))
-	keys := make([]string, 0, len(items))
-	for _, o := range items {
-		k, err := c.keyOf(o)
+	// The objects come in pages at one revision, as an informer lists:
+	// one response for the whole resource would be held in memory at
+	// once, several times over, while it is decoded.
+	var rev int64
+	var objects map[string]runtime.Object
+	var keys []string
+	cont := ""
+	for {
+		list := c.NewList()
+		opts := store.ListOptions{Recursive: true, Predicate: store.Predicate{Limit: syncPage, Continue: cont}}
+		if err := c.Store.GetList(ctx, c.prefix, opts, list); err != nil {
+			return err
+		}
+		items, err := meta.ExtractList(list)
 		if err != nil {
 			return err
 		}
-		objects[k] = o
-		keys = append(keys, k)
+		lm, err := meta.ListAccessor(list)
+		if err != nil {
+			return err
+		}
+		if rev, err = parseRev(lm.GetResourceVersion()); err != nil {
+			return err
+		}
+		if objects == nil {
+			n := len(items)
+			if r := lm.GetRemainingItemCount(); r != nil {
+				n += int(*r)
+			}
+			objects = make(map[string]runtime.Object, n)
+			keys = make([]string, 0, n)
+		}
+		for _, o := range items {
+			k, err := c.keyOf(o)
+			if err != nil {
+				return err
+			}
+			objects[k] = o
+			keys = append(keys, k)
+		}
+		if cont = lm.GetContinue(); cont == "" {
+			break
+		}
 	}
 	sort.Strings(keys)
 	w, err := c.Store.Watch(ctx, c.prefix, store.ListOptions{ResourceVersion: fmt.Sprint(rev), Recursive: true, ProgressNotify: true})
@@ -172,6 +216,12 @@ func (c *Cacher) sync(ctx context.Context) error {
 	defer w.Stop()
 	c.mu.Lock()
 	c.objects, c.keys, c.events = objects, keys, nil
+	for _, idx := range c.indexes {
+		idx.keys = map[string]map[string]struct{}{}
+	}
+	for k, o := range objects {
+		c.index(k, nil, o)
+	}
 	c.rev, c.oldest, c.ready = rev, rev, true
 	c.signal()
 	c.mu.Unlock()
@@ -211,9 +261,7 @@ func (c *Cacher) apply(ev watch.Event) error {
 		if rev >= c.rev {
 			c.rev = rev
 			c.signal()
-			for w := range c.watchers {
-				w.push(event{typ: watch.Bookmark, rev: rev}, c)
-			}
+			c.dispatch(event{typ: watch.Bookmark, rev: rev})
 		}
 		c.mu.Unlock()
 		return nil
@@ -228,16 +276,18 @@ func (c *Cacher) apply(ev watch.Event) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev}
+	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev, enc: &encodings{}}
 	i := sort.SearchStrings(c.keys, key)
 	present := i < len(c.keys) && c.keys[i] == key
 	switch ev.Type {
 	case watch.Deleted:
+		c.index(key, e.prev, nil)
 		delete(c.objects, key)
 		if present {
 			c.keys = append(c.keys[:i], c.keys[i+1:]...)
 		}
 	default:
+		c.index(key, e.prev, ev.Object)
 		c.objects[key] = ev.Object
 		if !present {
 			c.keys = append(c.keys, "")
@@ -252,9 +302,7 @@ func (c *Cacher) apply(ev watch.Event) error {
 	c.events = append(c.events, e)
 	c.rev = rev
 	c.signal()
-	for w := range c.watchers {
-		w.push(e, c)
-	}
+	c.dispatch(e)
 	if c.metrics != nil {
 		gr := c.GroupResource()
 		c.metrics.dispatched.WithLabelValues(gr.Group, gr.Resource).Inc()
@@ -392,19 +440,28 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts store.ListOptions
 	var matched []runtime.Object
 	var lastKey string
 	hasMore := false
-	// As etcd pages: once the page is full, any key after it (matching or
-	// not) means there is more, and the token resumes after the last item.
-	for i := start; i < end; i++ {
+	keys, indexed := c.candidates(pred, start, end)
+	if !indexed {
+		keys = c.keys[start:end]
+	} else {
+		c.indexHits.Add(1)
+	}
+	for _, k := range keys {
 		if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
-			hasMore = true
 			break
 		}
-		obj := c.objects[c.keys[i]]
+		obj := c.objects[k]
 		if ok, err := pred.Matches(obj); err != nil || !ok {
 			continue
 		}
 		matched = append(matched, obj)
-		lastKey = c.keys[i]
+		lastKey = k
+	}
+	// As etcd pages: once the page is full, any key after it in the range
+	// (matching or not) means there is more, and the token resumes after
+	// the last item.
+	if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
+		hasMore = sort.SearchStrings(c.keys, lastKey)+1 < end
 	}
 	c.mu.RUnlock()
 

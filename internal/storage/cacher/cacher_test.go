@@ -1,6 +1,7 @@
 package cacher
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"math/rand"
@@ -259,6 +260,10 @@ func TestWatchesEqualEtcd(t *testing.T) {
 
 // A watcher that never reads is cut off without holding up another.
 func TestSlowWatcherIsCutOff(t *testing.T) {
+	// Restored after the cache stops (cleanups run last first).
+	old := watcherQueueMax
+	t.Cleanup(func() { watcherQueueMax = old })
+	watcherQueueMax = 200
 	s, c := newPair(t)
 	ctx := context.Background()
 	if !c.waitFor(ctx, 1) {
@@ -272,7 +277,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := watcherBuffer + 50
+	n := watcherQueueMax + resultBuffer + 50
 	got := make(chan int)
 	go func() {
 		count := 0
@@ -343,3 +348,211 @@ func TestWatchOlderThanWindowGoesToEtcd(t *testing.T) {
 
 func isNotFound(err error) bool { return apierrors.IsNotFound(err) }
 func isExists(err error) bool   { return apierrors.IsAlreadyExists(err) }
+
+// The cache fills from a list in pages at one revision: with writes going
+// on while it pages, it holds exactly what etcd held at that revision, and
+// then follows.
+func TestFillsInPages(t *testing.T) {
+	old := syncPage
+	syncPage = 7
+	defer func() { syncPage = old }()
+	prefixes++
+	s := store.New(etcd.Client, store.NewJSONCodec(scheme.Scheme, corev1.SchemeGroupVersion),
+		func() runtime.Object { return &corev1.ConfigMap{} },
+		func() runtime.Object { return &corev1.ConfigMapList{} },
+		fmt.Sprintf("/cachetest/%s-%d/configmaps", t.Name(), prefixes), schema.GroupResource{Resource: "configmaps"})
+	churn(t, s, 3, 150)
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); churn(t, s, 4, 100) }()
+	c := New(s, zap.NewNop(), nil)
+	t.Cleanup(c.Stop)
+	wg.Wait()
+	ctx := context.Background()
+	got := &corev1.ConfigMapList{}
+	if err := c.GetList(ctx, s.Prefix(), store.ListOptions{Recursive: true}, got); err != nil {
+		t.Fatal(err)
+	}
+	if c.listHits.Load() != 1 {
+		t.Fatal("the list was not answered by the cache")
+	}
+	want := &corev1.ConfigMapList{}
+	if err := s.GetList(ctx, s.Prefix(), store.ListOptions{Recursive: true, ResourceVersion: got.ResourceVersion, ResourceVersionMatch: metav1.ResourceVersionMatchExact}, want); err != nil {
+		t.Fatal(err)
+	}
+	if len(want.Items) < 10 || !reflect.DeepEqual(got.Items, want.Items) {
+		t.Fatalf("cache %v\netcd  %v", names(got), names(want))
+	}
+}
+
+// Watches with sendInitialEvents (client-go's watch-list, and controllers
+// that watch from nothing) are served by the cache and see what etcd's
+// watch sends: the current objects as ADDED, the bookmark that ends them
+// when bookmarks are on, then the changes; sendInitialEvents=false only
+// the changes.
+func TestWatchListEqualsEtcd(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	churn(t, s, 5, 120)
+	cur, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, cur) {
+		t.Fatal("the cache did not catch up")
+	}
+	yes, no := true, false
+	cases := []struct {
+		name      string
+		key       string
+		rv        string
+		send      *bool
+		bookmarks bool
+		pred      store.Predicate
+	}{
+		{"initial events and bookmark", s.Prefix(), "", &yes, true, store.Predicate{}},
+		{"initial events from 0", s.Prefix(), "0", &yes, true, store.Predicate{}},
+		{"initial events from a revision", s.Prefix(), fmt.Sprint(cur), &yes, true, store.Predicate{}},
+		{"initial events without bookmarks", s.Prefix() + "ns-1/", "", &yes, false, store.Predicate{}},
+		{"initial events with a selector", s.Prefix(), "", &yes, true, store.Predicate{Label: labels.SelectorFromSet(labels.Set{"tier": "a"})}},
+		{"no initial events", s.Prefix(), "", &no, false, store.Predicate{}},
+	}
+	type pair struct{ cache, etcd watch.Interface }
+	ws := make([]pair, len(cases))
+	for i, tc := range cases {
+		opts := store.ListOptions{ResourceVersion: tc.rv, Recursive: true, Predicate: tc.pred, SendInitialEvents: tc.send, ProgressNotify: tc.bookmarks}
+		cw, err := c.Watch(ctx, tc.key, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := cw.(*cacheWatcher); !ok {
+			t.Fatalf("%s: not served by the cache", tc.name)
+		}
+		ew, err := s.Watch(ctx, tc.key, opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = pair{cw, ew}
+	}
+	// etcd's watches start from their own list; let them get there.
+	time.Sleep(200 * time.Millisecond)
+	churn(t, s, 6, 60)
+	last := &corev1.ConfigMap{}
+	if err := s.Create(ctx, key(s, "ns-1", "last"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns-1", Name: "last", Labels: map[string]string{"tier": "a"}}}, last, 0); err != nil {
+		t.Fatal(err)
+	}
+	for i, tc := range cases {
+		got, want := collectList(t, ws[i].cache, last.ResourceVersion), collectList(t, ws[i].etcd, last.ResourceVersion)
+		if !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: cache sent %d events, etcd %d\ncache %v\netcd  %v", tc.name, len(got), len(want), got, want)
+		}
+	}
+}
+
+// collectList is collect with the bookmark that ends the initial events.
+func collectList(t *testing.T, w watch.Interface, until string) []string {
+	t.Helper()
+	defer w.Stop()
+	var out []string
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case ev, ok := <-w.ResultChan():
+			if !ok {
+				t.Fatalf("watch closed after %d events", len(out))
+			}
+			cm := ev.Object.(*corev1.ConfigMap)
+			if ev.Type == watch.Bookmark {
+				if cm.Annotations[metav1.InitialEventsAnnotationKey] == "true" {
+					out = append(out, "BOOKMARK initial-events-end @"+cm.ResourceVersion)
+				}
+				continue
+			}
+			out = append(out, fmt.Sprintf("%s %s/%s@%s %v %v", ev.Type, cm.Namespace, cm.Name, cm.ResourceVersion, cm.Labels, cm.Data))
+			if cm.ResourceVersion == until {
+				return out
+			}
+		case <-timeout:
+			t.Fatalf("no event at %s after %d events", until, len(out))
+		}
+	}
+}
+
+// Watchers that only encode share each event's encoding: two of them get
+// objects that encode to exactly what the plain object encodes to, with
+// one encoding per event between them; other watchers get plain copies.
+func TestEncodableWatchersShareEncodings(t *testing.T) {
+	s, c := newPair(t)
+	ctx := context.Background()
+	cur, _ := s.CurrentRevision(ctx)
+	if !c.waitFor(ctx, cur) {
+		t.Fatal("the cache did not catch up")
+	}
+	opts := store.ListOptions{ResourceVersion: fmt.Sprint(cur), Recursive: true, Encodable: true}
+	a, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Stop()
+	b, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Stop()
+	opts.Encodable = false
+	plain, err := c.Watch(ctx, s.Prefix(), opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Stop()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "x", Labels: map[string]string{"a": "b"}}, Data: map[string]string{"k": "v"}}
+	if err := s.Create(ctx, key(s, "ns", "x"), cm, nil, 0); err != nil {
+		t.Fatal(err)
+	}
+	next := func(w watch.Interface) runtime.Object {
+		t.Helper()
+		for {
+			select {
+			case ev := <-w.ResultChan():
+				if ev.Type == watch.Bookmark {
+					continue
+				}
+				return ev.Object
+			case <-time.After(10 * time.Second):
+				t.Fatal("no event")
+			}
+		}
+	}
+	enc := scheme.Codecs.LegacyCodec(corev1.SchemeGroupVersion)
+	encode := func(o runtime.Object) string {
+		var buf bytes.Buffer
+		if err := enc.Encode(o, &buf); err != nil {
+			t.Fatal(err)
+		}
+		return buf.String()
+	}
+	oa, ob, op := next(a), next(b), next(plain)
+	if _, ok := op.(*corev1.ConfigMap); !ok {
+		t.Fatalf("a plain watcher got %T", op)
+	}
+	ca, ok := oa.(*cachedObject)
+	if !ok {
+		t.Fatalf("an encodable watcher got %T", oa)
+	}
+	want := encode(op)
+	if got := encode(oa); got != want {
+		t.Fatalf("encoded\n%s\nwant\n%s", got, want)
+	}
+	if got := encode(ob); got != want {
+		t.Fatalf("second watcher encoded\n%s\nwant\n%s", got, want)
+	}
+	if n := len(ca.enc.m); n != 1 {
+		t.Fatalf("%d encodings for one encoder", n)
+	}
+	if ob.(*cachedObject).enc != ca.enc {
+		t.Fatal("the two watchers do not share the event's encodings")
+	}
+	// The object the encoders and GetObject see is a copy.
+	got := ca.GetObject().(*corev1.ConfigMap)
+	got.Labels["a"] = "changed"
+	if encode(ob) != want || encode(op) != want {
+		t.Fatal("changing GetObject's result changed the cache")
+	}
+}

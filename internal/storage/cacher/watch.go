@@ -2,18 +2,21 @@ package cacher
 
 import (
 	"context"
+	"sort"
 	"strings"
 	"sync"
 
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
-// cacheWatcher is one watch served from the cache. The cache pushes events
-// into in without ever blocking: a watcher whose buffer is full is cut off
+// cacheWatcher is one watch served from the cache. The cache queues events
+// for it without ever blocking: the queue grows only while the watcher is
+// behind, and a watcher more than watcherQueueMax events behind is cut off
 // (its result channel closes, the client re-watches from its last
 // revision), so a reader that stalls never holds up the others or grows
 // memory without bound.
@@ -23,8 +26,12 @@ type cacheWatcher struct {
 	pred      store.Predicate
 	bookmarks bool
 	newFunc   func() runtime.Object
+	slot      slot // where the cache dispatches to it (index.go)
+	encodable bool // it only encodes: objects may be cachedObjects
 
-	in     chan event
+	mu     sync.Mutex
+	queue  []event       // pushed, not yet served
+	wake   chan struct{} // signalled when queue gets events
 	result chan watch.Event
 	done   chan struct{}
 	once   sync.Once
@@ -38,11 +45,20 @@ func (w *cacheWatcher) push(e event, c *Cacher) {
 	if e.typ != watch.Bookmark && !w.selects(e.key) {
 		return
 	}
-	select {
-	case w.in <- e:
-	default:
-		delete(c.watchers, w)
+	w.mu.Lock()
+	full := len(w.queue) >= watcherQueueMax
+	if !full {
+		w.queue = append(w.queue, e)
+	}
+	w.mu.Unlock()
+	if full {
+		c.unregister(w)
 		w.terminate()
+		return
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
 	}
 }
 
@@ -63,16 +79,27 @@ func (w *cacheWatcher) Stop() { w.terminate() }
 // ResultChan implements watch.Interface.
 func (w *cacheWatcher) ResultChan() <-chan watch.Event { return w.result }
 
-// Watch implements store.Interface. Watches from "" or "0" start with the
-// current objects as ADDED events; from a revision in the window, with the
-// window's events after it. sendInitialEvents, a revision older than the
-// window, or a cache still filling go to etcd.
+// Watch implements store.Interface, with the store's semantics. Watches
+// from "" or "0", or with sendInitialEvents, start with the current
+// objects as ADDED events (and, with sendInitialEvents and bookmarks, a
+// bookmark marking their end); from a revision in the window, with the
+// window's events after it; sendInitialEvents=false from "" or "0", with
+// what comes next. A revision older than the window, or a cache still
+// filling, go to etcd.
 func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) (watch.Interface, error) {
-	if opts.SendInitialEvents != nil || !cleanUnder(key, c.prefix) {
+	if !cleanUnder(key, c.prefix) {
 		return c.Store.Watch(ctx, key, opts)
 	}
 	rv := opts.ResourceVersion
-	if !c.fresh(ctx, rv) {
+	sendInitial := opts.SendInitialEvents != nil && *opts.SendInitialEvents
+	initial := sendInitial || (opts.SendInitialEvents == nil && (rv == "" || rv == "0"))
+	endBookmark := sendInitial && opts.ProgressNotify
+	freshAt := rv
+	if opts.SendInitialEvents != nil && !sendInitial && rv == "0" {
+		// The store starts such a watch at etcd's current revision.
+		freshAt = ""
+	}
+	if !c.fresh(ctx, freshAt) {
 		return c.Store.Watch(ctx, key, opts)
 	}
 	if opts.Recursive && !strings.HasSuffix(key, "/") {
@@ -86,41 +113,61 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 		}
 	}
 	w := &cacheWatcher{
-		key: key, recursive: opts.Recursive, pred: opts.Predicate, bookmarks: opts.ProgressNotify,
+		key: key, recursive: opts.Recursive, pred: opts.Predicate, bookmarks: opts.ProgressNotify, encodable: opts.Encodable,
 		newFunc: c.New,
-		in:      make(chan event, watcherBuffer),
-		result:  make(chan watch.Event),
-		done:    make(chan struct{}),
+		wake:    make(chan struct{}, 1),
+		// Buffered, so the HTTP watch sees events waiting and writes them
+		// before it flushes, instead of one flush per event.
+		result: make(chan watch.Event, resultBuffer),
+		done:   make(chan struct{}),
 	}
 	c.mu.Lock()
-	if !c.ready || (from != 0 && from < c.oldest) {
+	if !c.ready || (!initial && from != 0 && from < c.oldest) {
 		c.mu.Unlock()
 		return c.Store.Watch(ctx, key, opts)
 	}
-	var initial []event
-	if from == 0 {
-		for _, k := range c.keys {
-			if w.selects(k) {
-				initial = append(initial, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
+	var first []event
+	switch {
+	case initial:
+		keys := c.keys
+		if w.recursive {
+			// Only the watched range, and through an index when the
+			// selector allows.
+			start := sort.SearchStrings(c.keys, key)
+			end := sort.SearchStrings(c.keys, key[:len(key)-1]+"0")
+			if ks, ok := c.candidates(w.pred, start, end); ok {
+				keys = ks
+			} else {
+				keys = c.keys[start:end]
 			}
 		}
-	} else {
+		for _, k := range keys {
+			if w.selects(k) {
+				first = append(first, event{typ: watch.Added, key: k, obj: c.objects[k], rev: c.rev})
+			}
+		}
+		if endBookmark {
+			first = append(first, event{typ: watch.Bookmark, rev: c.rev, initialEnd: true})
+		}
+	case from == 0:
+		// sendInitialEvents=false: only what comes next.
+	default:
 		for _, e := range c.events {
 			if e.rev > from && w.selects(e.key) {
-				initial = append(initial, e)
+				first = append(first, e)
 			}
 		}
 	}
-	c.watchers[w] = struct{}{}
+	c.register(w)
 	c.mu.Unlock()
 
 	go func() {
 		<-w.done
 		c.mu.Lock()
-		delete(c.watchers, w)
+		c.unregister(w)
 		c.mu.Unlock()
 	}()
-	go w.serve(ctx, initial)
+	go w.serve(ctx, first)
 	return w, nil
 }
 
@@ -148,12 +195,23 @@ func (w *cacheWatcher) serve(ctx context.Context, initial []event) {
 			return
 		}
 	}
+	var batch []event
 	for {
-		select {
-		case e := <-w.in:
+		w.mu.Lock()
+		// Take what is queued; the emptied slice is reused for the next.
+		batch, w.queue = w.queue, batch[:0]
+		w.mu.Unlock()
+		for i, e := range batch {
 			if !send(e) {
 				return
 			}
+			batch[i] = event{} // let go of the objects
+		}
+		if len(batch) > 0 {
+			continue
+		}
+		select {
+		case <-w.wake:
 		case <-w.done:
 			return
 		case <-ctx.Done():
@@ -172,6 +230,9 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		obj := w.newFunc()
 		if m, err := meta.Accessor(obj); err == nil {
 			m.SetResourceVersion(revString(e.rev))
+			if e.initialEnd {
+				m.SetAnnotations(map[string]string{metav1.InitialEventsAnnotationKey: "true"})
+			}
 		}
 		return watch.Event{Type: watch.Bookmark, Object: obj}, true
 	}
@@ -180,16 +241,16 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		if !cur {
 			return watch.Event{}, false
 		}
-		return watch.Event{Type: watch.Deleted, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Deleted, Object: w.object(e)}, true
 	}
 	old := e.prev != nil && w.matches(e.prev)
 	switch {
 	case cur && (e.prev == nil || e.typ == watch.Added):
-		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Added, Object: w.object(e)}, true
 	case cur && old:
-		return watch.Event{Type: watch.Modified, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Modified, Object: w.object(e)}, true
 	case cur:
-		return watch.Event{Type: watch.Added, Object: e.obj.DeepCopyObject()}, true
+		return watch.Event{Type: watch.Added, Object: w.object(e)}, true
 	case old:
 		prev := e.prev.DeepCopyObject()
 		if m, err := meta.Accessor(prev); err == nil {
@@ -198,6 +259,15 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		return watch.Event{Type: watch.Deleted, Object: prev}, true
 	}
 	return watch.Event{}, false
+}
+
+// object is e's object for this watcher: one that shares its encodings
+// with the event's other watchers when it only encodes, a copy otherwise.
+func (w *cacheWatcher) object(e event) runtime.Object {
+	if w.encodable && e.enc != nil {
+		return &cachedObject{obj: e.obj, enc: e.enc}
+	}
+	return e.obj.DeepCopyObject()
 }
 
 func (w *cacheWatcher) matches(obj runtime.Object) bool {

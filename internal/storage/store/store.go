@@ -100,6 +100,11 @@ type ListOptions struct {
 	SendInitialEvents *bool
 	// ProgressNotify asks for bookmarks (allowWatchBookmarks).
 	ProgressNotify bool
+	// Encodable is set by a watcher that only encodes the events' objects
+	// (the HTTP watch): the watch cache may then hand it objects that
+	// keep their encodings (runtime.CacheableObject), shared by every
+	// watcher of the event, rather than copies.
+	Encodable bool
 }
 
 // Predicate selects objects by label and field, and pages a list.

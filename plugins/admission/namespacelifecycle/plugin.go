@@ -7,6 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -42,6 +44,9 @@ var immortal = map[string]bool{
 type Plugin struct {
 	namespaces *api.Resource
 	prefix     string
+	// deleted remembers namespaces deleted through this server lately:
+	// the cache may still show them Active, so they are read live.
+	deleted recentlyDeleted
 }
 
 var _ admission.Validator = (*Plugin)(nil)
@@ -66,6 +71,9 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		if a.Operation == admission.Delete && immortal[info.Name] {
 			return apierrors.NewForbidden(a.Op.Resource.GroupResource(), info.Name, errors.New("this namespace may not be deleted"))
 		}
+		if a.Operation == admission.Delete {
+			p.deleted.add(info.Name, time.Now())
+		}
 		return nil
 	}
 	if a.Operation != admission.Create || info.Namespace == "" || !a.Op.Resource.Namespaced {
@@ -74,8 +82,18 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if info.APIGroup == "authorization.k8s.io" && info.Resource == "localsubjectaccessreviews" {
 		return nil // kube's access review exemption: nothing is created
 	}
+	// As kube's plugin reads its informer: the watch cache answers
+	// (resourceVersion "0"). A namespace it does not know yet is read live
+	// from etcd, since it may have been created a moment ago, and so is one
+	// it shows Active that was deleted here lately.
 	ns := &corev1.Namespace{}
-	err := p.namespaces.Store.Get(ctx, p.namespaces.Key(p.prefix, "", info.Namespace), store.GetOptions{}, ns)
+	key := p.namespaces.Key(p.prefix, "", info.Namespace)
+	err := p.namespaces.Store.Get(ctx, key, store.GetOptions{ResourceVersion: "0"}, ns)
+	if apierrors.IsNotFound(err) ||
+		(err == nil && ns.Status.Phase == corev1.NamespaceActive && p.deleted.has(info.Namespace, time.Now())) {
+		ns = &corev1.Namespace{}
+		err = p.namespaces.Store.Get(ctx, key, store.GetOptions{}, ns)
+	}
 	if err != nil {
 		return err // NotFound reads `namespaces "x" not found`, as kube's
 	}
@@ -90,4 +108,47 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 		return err
 	}
 	return nil
+}
+
+// forceLiveLookupTTL is how long a deleted namespace is read live, kube's
+// figure.
+const forceLiveLookupTTL = 30 * time.Second
+
+// maxDeleted bounds recentlyDeleted; past it, expired names go first and
+// then the whole set (a live read too many is only slower).
+const maxDeleted = 4096
+
+type recentlyDeleted struct {
+	mu    sync.Mutex
+	names map[string]time.Time // name -> until
+}
+
+func (d *recentlyDeleted) add(name string, now time.Time) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.names == nil {
+		d.names = map[string]time.Time{}
+	}
+	if len(d.names) >= maxDeleted {
+		for n, until := range d.names {
+			if now.After(until) {
+				delete(d.names, n)
+			}
+		}
+		if len(d.names) >= maxDeleted {
+			clear(d.names)
+		}
+	}
+	d.names[name] = now.Add(forceLiveLookupTTL)
+}
+
+func (d *recentlyDeleted) has(name string, now time.Time) bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	until, ok := d.names[name]
+	if ok && now.After(until) {
+		delete(d.names, name)
+		return false
+	}
+	return ok
 }

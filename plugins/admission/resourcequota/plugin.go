@@ -65,8 +65,11 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if a.Op.Subresource != "" || !res.Namespaced || a.Info.Namespace == "" || a.Op.Object == nil {
 		return nil
 	}
+	// Which quotas apply comes from the watch cache, as kube's evaluator
+	// reads its informer; each one is checked and charged on its live
+	// copy (charge).
 	list := &corev1.ResourceQuotaList{}
-	if err := p.objects.List(ctx, p.quotas, a.Info.Namespace, list); err != nil {
+	if err := p.objects.ListCached(ctx, p.quotas, a.Info.Namespace, list); err != nil {
 		return err
 	}
 	if len(list.Items) == 0 {

@@ -24,6 +24,9 @@ type Authenticator struct {
 	roots func() *stdx509.CertPool
 	// now is the clock; nil means time.Now.
 	now func() time.Time
+	// verified remembers chains that verified, so a client's every
+	// request does not repeat the signature checks.
+	verified verifiedCache
 }
 
 var (
@@ -51,31 +54,45 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, boo
 		// Never fall back to the system roots.
 		return nil, false, nil
 	}
-	leaf := r.TLS.PeerCertificates[0]
-	opts := stdx509.VerifyOptions{
-		Roots:     roots,
-		KeyUsages: []stdx509.ExtKeyUsage{stdx509.ExtKeyUsageClientAuth},
-	}
+	peers := r.TLS.PeerCertificates
+	leaf := peers[0]
+	now := time.Now()
 	if a.now != nil {
-		opts.CurrentTime = a.now()
+		now = a.now()
 	}
-	if len(r.TLS.PeerCertificates) > 1 {
+	key := chainKey(peers)
+	if u, ok := a.verified.get(key, roots, now); ok {
+		return u, u != nil, nil
+	}
+	opts := stdx509.VerifyOptions{
+		Roots:       roots,
+		KeyUsages:   []stdx509.ExtKeyUsage{stdx509.ExtKeyUsageClientAuth},
+		CurrentTime: now,
+	}
+	if len(peers) > 1 {
 		opts.Intermediates = stdx509.NewCertPool()
-		for _, c := range r.TLS.PeerCertificates[1:] {
+		for _, c := range peers[1:] {
 			opts.Intermediates.AddCert(c)
 		}
 	}
-	if _, err := leaf.Verify(opts); err != nil {
+	chains, err := leaf.Verify(opts)
+	if err != nil {
 		return nil, false, fmt.Errorf("verifying certificate %s failed: %w", identify(leaf), err)
 	}
-	if leaf.Subject.CommonName == "" {
+	var u *request.User
+	if leaf.Subject.CommonName != "" {
+		u = &request.User{
+			Name:   leaf.Subject.CommonName,
+			Groups: slices.Clone(leaf.Subject.Organization),
+			Extra:  map[string][]string{CredentialIDKey: {fmt.Sprintf("X509SHA256=%x", sha256.Sum256(leaf.Raw))}},
+		}
+	}
+	notBefore, notAfter := validity(chains[0])
+	a.verified.put(key, roots, notBefore, notAfter, u)
+	if u == nil {
 		return nil, false, nil
 	}
-	return &request.User{
-		Name:   leaf.Subject.CommonName,
-		Groups: slices.Clone(leaf.Subject.Organization),
-		Extra:  map[string][]string{CredentialIDKey: {fmt.Sprintf("X509SHA256=%x", sha256.Sum256(leaf.Raw))}},
-	}, true, nil
+	return copyUser(u), true, nil
 }
 
 // identify names a certificate in errors without its whole subject.

@@ -122,3 +122,85 @@ func TestProvisionNeedsClientCA(t *testing.T) {
 		t.Fatal("Provision without a client CA succeeded")
 	}
 }
+
+// TestVerifiedCache: a chain verified once is not verified again while the
+// pool and the time window hold; a new pool (a reloaded bundle), the end of
+// the window, or a change to the returned user never leak through it.
+func TestVerifiedCache(t *testing.T) {
+	trusted, other := newCA(t), newCA(t)
+	poolA := stdx509.NewCertPool()
+	poolA.AddCert(trusted.Cert)
+	poolB := stdx509.NewCertPool()
+	poolB.AddCert(other.Cert)
+	admin := clientCert(t, trusted, "kubernetes-admin", []string{"system:masters"}, time.Hour)
+	cur := poolA
+	clock := time.Now()
+	a := &Authenticator{roots: func() *stdx509.CertPool { return cur }, now: func() time.Time { return clock }}
+	auth := func() (string, error) {
+		r := httptest.NewRequest("GET", "/version", nil)
+		r.TLS = &tls.ConnectionState{PeerCertificates: []*stdx509.Certificate{admin}}
+		u, ok, err := a.AuthenticateRequest(r)
+		if err != nil || !ok {
+			return "", err
+		}
+		name := u.Name
+		// A later stage changing the user must not change the cache.
+		u.Name, u.Groups[0] = "mallory", "evil"
+		u.Extra[CredentialIDKey][0] = "x"
+		return name, nil
+	}
+	for i := 0; i < 3; i++ {
+		if name, err := auth(); err != nil || name != "kubernetes-admin" {
+			t.Fatalf("request %d: %q, %v", i, name, err)
+		}
+	}
+	if n := len(a.verified.entries); n != 1 {
+		t.Fatalf("%d cache entries, want 1", n)
+	}
+	r := httptest.NewRequest("GET", "/version", nil)
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*stdx509.Certificate{admin}}
+	if u, _, _ := a.AuthenticateRequest(r); u == nil || u.Groups[0] != "system:masters" || u.Extra[CredentialIDKey][0] == "x" {
+		t.Fatalf("cached user changed: %+v", u)
+	}
+	// The bundle is reloaded without the admin's CA: refused at once.
+	cur = poolB
+	if _, err := auth(); err == nil || !strings.Contains(err.Error(), "unknown authority") {
+		t.Fatalf("after the CA reload: %v, want unknown authority", err)
+	}
+	cur = poolA
+	if _, err := auth(); err != nil {
+		t.Fatal(err)
+	}
+	// Past NotAfter the cached result is not used.
+	clock = clock.Add(2 * time.Hour)
+	if _, err := auth(); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Fatalf("after expiry: %v, want expired", err)
+	}
+}
+
+func BenchmarkAuthenticateRequest(b *testing.B) {
+	ca, err := certs.LoadOrCreateCA(b.TempDir(), "ca", "test-ca")
+	if err != nil {
+		b.Fatal(err)
+	}
+	pool := stdx509.NewCertPool()
+	pool.AddCert(ca.Cert)
+	certPEM, _, err := ca.IssueClient("kubernetes-admin", []string{"system:masters"}, time.Hour)
+	if err != nil {
+		b.Fatal(err)
+	}
+	block, _ := pem.Decode(certPEM)
+	c, err := stdx509.ParseCertificate(block.Bytes)
+	if err != nil {
+		b.Fatal(err)
+	}
+	a := &Authenticator{roots: func() *stdx509.CertPool { return pool }}
+	r := httptest.NewRequest("GET", "/version", nil)
+	r.TLS = &tls.ConnectionState{PeerCertificates: []*stdx509.Certificate{c}}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, ok, err := a.AuthenticateRequest(r); !ok || err != nil {
+			b.Fatal(ok, err)
+		}
+	}
+}

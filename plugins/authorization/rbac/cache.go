@@ -6,29 +6,26 @@ import (
 	"fmt"
 	"sort"
 	"sync"
-	"time"
 
-	"go.uber.org/zap"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/request"
-	"github.com/kpipe/kpipe/internal/storage/store"
+	"github.com/kpipe/kpipe/internal/storage/informer"
 )
 
 // The four RBAC resources the cache mirrors.
 var resources = []string{"roles", "rolebindings", "clusterroles", "clusterrolebindings"}
 
-// cache mirrors the RBAC objects in memory, kept current by storage
-// watches, so authorizing a request never reads etcd.
+// cache mirrors the RBAC objects in memory, indexed for authorizing, from
+// the informers (internal/storage/informer) that keep them current, so
+// authorizing a request never reads etcd.
 type cache struct {
 	mu                  sync.RWMutex
 	roles               map[string]*rbacv1.Role                   // namespace/name
@@ -41,6 +38,11 @@ type cache struct {
 
 	pending  int // resources not listed yet
 	syncedCh chan struct{}
+
+	// informers feed the maps (refresh), gens the generation of each the
+	// maps were built from; nil in tests, which fill the maps directly.
+	informers map[string]*informer.Informer
+	gens      map[string]uint64
 }
 
 func newCache() *cache {
@@ -58,84 +60,53 @@ func newCache() *cache {
 // synced is closed once every resource has been listed.
 func (c *cache) synced() <-chan struct{} { return c.syncedCh }
 
-// source is one resource's storage, as the reflector reads it.
-type source struct {
-	name    string
-	key     string // the collection's key
-	store   store.Interface
-	newList func() runtime.Object
+// run feeds the cache from one informer per RBAC resource (name ->
+// informer) until ctx ends: the cache is synced once each has listed, and
+// its maps follow the informers (refresh).
+func (c *cache) run(ctx context.Context, informers map[string]*informer.Informer) {
+	c.mu.Lock()
+	c.informers = informers
+	c.gens = make(map[string]uint64, len(informers))
+	c.mu.Unlock()
+	for _, inf := range informers {
+		go inf.Run(ctx)
+		go func() {
+			select {
+			case <-inf.Synced():
+				c.markSynced()
+			case <-ctx.Done():
+			}
+		}()
+	}
 }
 
-// reflect lists src, then watches from the list's resourceVersion, and
-// lists again when the watch fails, ends or is expired, until ctx ends.
-func (c *cache) reflect(ctx context.Context, src source, log *zap.Logger) {
-	backoff := 50 * time.Millisecond
-	first := true
-	for ctx.Err() == nil {
-		err := c.listAndWatch(ctx, src, &first)
-		if ctx.Err() != nil {
-			return
+// refresh rebuilds the maps of the resources whose informer changed since
+// they were built (and the effective rules when ClusterRoles did). Tests
+// without informers fill the maps directly.
+func (c *cache) refresh() {
+	c.mu.RLock()
+	stale := false
+	for name, inf := range c.informers {
+		if inf.Generation() != c.gens[name] {
+			stale = true
+			break
 		}
-		if err != nil {
-			log.Warn("rbac cache: list and watch", zap.String("resource", src.name), zap.Error(err))
-			select {
-			case <-ctx.Done():
-				return
-			case <-time.After(backoff):
-			}
-			backoff = min(2*backoff, 5*time.Second)
+	}
+	c.mu.RUnlock()
+	if !stale {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for name, inf := range c.informers {
+		// The generation before the list: a change in between is seen
+		// again next time.
+		g := inf.Generation()
+		if g == c.gens[name] {
 			continue
 		}
-		backoff = 50 * time.Millisecond
-	}
-}
-
-// listAndWatch returns nil when the watch ended in a way a re-list fixes
-// (closed, or 410 Expired), and an error otherwise.
-func (c *cache) listAndWatch(ctx context.Context, src source, first *bool) error {
-	list := src.newList()
-	if err := src.store.GetList(ctx, src.key, store.ListOptions{Recursive: true}, list); err != nil {
-		return err
-	}
-	items, err := meta.ExtractList(list)
-	if err != nil {
-		return err
-	}
-	la, err := meta.ListAccessor(list)
-	if err != nil {
-		return err
-	}
-	c.replace(src.name, items)
-	if *first {
-		*first = false
-		c.markSynced()
-	}
-	w, err := src.store.Watch(ctx, src.key, store.ListOptions{ResourceVersion: la.GetResourceVersion(), Recursive: true})
-	if err != nil {
-		return err
-	}
-	defer w.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case ev, ok := <-w.ResultChan():
-			if !ok {
-				return nil
-			}
-			switch ev.Type {
-			case watch.Added, watch.Modified:
-				c.upsert(ev.Object)
-			case watch.Deleted:
-				c.remove(ev.Object)
-			case watch.Error:
-				err := apierrors.FromObject(ev.Object)
-				if apierrors.IsResourceExpired(err) || apierrors.IsGone(err) {
-					return nil
-				}
-				return err
-			}
-		}
+		c.replaceLocked(name, inf.List())
+		c.gens[name] = g
 	}
 }
 
@@ -152,6 +123,10 @@ func (c *cache) markSynced() {
 func (c *cache) replace(resource string, items []runtime.Object) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.replaceLocked(resource, items)
+}
+
+func (c *cache) replaceLocked(resource string, items []runtime.Object) {
 	switch resource {
 	case "roles":
 		c.roles = map[string]*rbacv1.Role{}
@@ -317,6 +292,7 @@ func (c *cache) rules(ref rbacv1.RoleRef, namespace string) ([]rbacv1.PolicyRule
 // RoleBindings, and stops at the first rule that allows a. It returns why,
 // or the errors met on the way (missing roles).
 func (c *cache) authorize(a *auth.Attributes) (allowed bool, reason string, errs []error) {
+	c.refresh()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	u := a.User

@@ -1,6 +1,6 @@
 // Package rbac is kube's RBAC authorizer: Roles, ClusterRoles,
 // RoleBindings and ClusterRoleBindings, read from an in-memory cache kept
-// current by storage watches. It also offers kube's post-start hooks
+// current by informers. It also offers kube's post-start hooks
 // rbac/bootstrap-roles (default roles and bindings) and rbac/cache-sync, and
 // the clusterrole-aggregation post-start hook.
 package rbac
@@ -15,6 +15,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/storage/informer"
 )
 
 // Name is the authorizer's name in apiserver.yaml.
@@ -54,24 +55,26 @@ var (
 	_ pipeline.HookProvider = (*Authorizer)(nil)
 )
 
-// Provision implements pipeline.Provisioner: it starts one list-and-watch
-// per RBAC resource, ending with env.Context.
+// Provision implements pipeline.Provisioner: it starts one informer per
+// RBAC resource, ending with env.Context.
 func (z *Authorizer) Provision(env *pipeline.Env) error {
 	z.log = env.Log
+	if z.log == nil {
+		z.log = zap.NewNop()
+	}
 	if env.Shared == nil || env.Shared.Resources == nil {
 		return fmt.Errorf("rbac: the server offers no resources")
 	}
-	var srcs []source
+	informers := map[string]*informer.Informer{}
 	for _, name := range resources {
 		res, ok := env.Shared.Resources.Lookup(rbacv1.GroupName, "v1", name)
 		if !ok || res.Store == nil {
 			return fmt.Errorf("rbac: %s.%s is not served with storage", name, rbacv1.GroupName)
 		}
-		srcs = append(srcs, source{name: name, key: res.CollectionKey(env.Shared.StoragePrefix, ""), store: res.Store, newList: res.NewList})
+		informers[name] = informer.New(informer.Source{Store: res.Store, Key: res.CollectionKey(env.Shared.StoragePrefix, ""), NewList: res.NewList},
+			z.log.With(zap.String("rbac", name)))
 	}
-	for _, s := range srcs {
-		go z.cache.reflect(env.Context, s, z.log)
-	}
+	z.cache.run(env.Context, informers)
 	return nil
 }
 

@@ -39,6 +39,7 @@ func (z *Authorizer) RoleRefRules(_ context.Context, ref rbacv1.RoleRef, namespa
 	default:
 		return nil, errNotSynced
 	}
+	z.cache.refresh()
 	z.cache.mu.RLock()
 	defer z.cache.mu.RUnlock()
 	rules, err := z.cache.rules(ref, namespace)
@@ -46,6 +47,7 @@ func (z *Authorizer) RoleRefRules(_ context.Context, ref rbacv1.RoleRef, namespa
 }
 
 func (c *cache) rulesFor(u *request.User, namespace string) ([]rbacv1.PolicyRule, []error) {
+	c.refresh()
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	var rules []rbacv1.PolicyRule
