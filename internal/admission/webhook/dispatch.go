@@ -72,6 +72,9 @@ func newRequest(ctx context.Context, a *admission.Attributes) *Request {
 // relevant are the hooks called for a.
 func (d *Dispatcher) relevant(ctx context.Context, a *admission.Attributes) ([]Hook, uint64, error) {
 	hooks, gen, err := d.Source.Hooks(ctx)
+	if errors.Is(err, ErrNotReady) {
+		return nil, 0, admission.NewForbidden(a, err)
+	}
 	if err != nil {
 		return nil, 0, err
 	}

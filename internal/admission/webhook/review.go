@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kpipe/kpipe/internal/admission"
+	"github.com/kpipe/kpipe/internal/admission/matching"
 	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/request"
 )
@@ -28,22 +29,10 @@ func (r *Request) Resource() schema.GroupVersionResource {
 	return r.Attributes.Op.Resource.GroupVersion.WithResource(r.Attributes.Op.Resource.Name)
 }
 
-// Kind is the kind of the object written (of the live object on delete):
-// a subresource may write another kind (pods/binding a Binding,
-// deployments/scale a Scale).
+// Kind is the kind of the object written: a subresource may write
+// another kind (pods/binding a Binding, deployments/scale a Scale).
 func (r *Request) Kind() schema.GroupVersionKind {
-	for _, obj := range []runtime.Object{r.Attributes.Op.Object, r.Attributes.Op.Old} {
-		if obj == nil {
-			continue
-		}
-		if gvk := obj.GetObjectKind().GroupVersionKind(); !gvk.Empty() && gvk.Kind != "" {
-			return gvk
-		}
-		if kinds, _, err := api.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
-			return kinds[0]
-		}
-	}
-	return r.Attributes.Op.Resource.GroupVersion.WithKind(r.Attributes.Op.Resource.Kind)
+	return matching.FromAttributes(r.Attributes).Kind
 }
 
 // Review builds the AdmissionReview (admission.k8s.io/v1) sent to one
