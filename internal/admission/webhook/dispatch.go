@@ -215,8 +215,8 @@ func (d *Dispatcher) mutate(ctx context.Context, gen uint64, h *Hook, a *admissi
 	if resp.PatchType != admissionv1.PatchTypeJSONPatch {
 		return false, &CallError{Webhook: h.Name, Reason: fmt.Errorf("unsupported patch type %q", resp.PatchType), Status: Denied(h.Name, resp.Result)}
 	}
-	req := newRequest(ctx, a)
-	doc, err := raw(obj, req.Kind())
+	kind := objectKind(obj, newRequest(ctx, a).Kind())
+	doc, err := raw(obj, kind)
 	if err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
@@ -227,7 +227,7 @@ func (d *Dispatcher) mutate(ctx context.Context, gen uint64, h *Hook, a *admissi
 	var out runtime.Object
 	if _, ok := obj.(*unstructured.Unstructured); ok {
 		out = &unstructured.Unstructured{}
-	} else if out, err = api.Scheme.New(req.Kind()); err != nil {
+	} else if out, err = api.Scheme.New(kind); err != nil {
 		return false, apierrors.NewInternalError(err)
 	}
 	if err := json.Unmarshal(patched, out); err != nil {

@@ -44,11 +44,11 @@ func (r *Request) Review(uid types.UID) (*admissionv1.AdmissionReview, error) {
 	op := a.Op
 	gvr := r.Resource()
 	gvk := r.Kind()
-	object, err := raw(op.Object, gvk)
+	object, err := raw(op.Object, objectKind(op.Object, gvk))
 	if err != nil {
 		return nil, err
 	}
-	old, err := raw(op.Old, gvk)
+	old, err := raw(op.Old, objectKind(op.Old, gvk))
 	if err != nil {
 		return nil, err
 	}
@@ -127,16 +127,11 @@ func (r *Request) options() (runtime.RawExtension, error) {
 	return raw(obj, metav1.SchemeGroupVersion.WithKind(kinds[0].Kind))
 }
 
-// raw is obj as JSON with its apiVersion and kind, the form a webhook
+// raw is obj as JSON with the apiVersion and kind gvk, the form a webhook
 // reads; nil stays empty (null in the review).
 func raw(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.RawExtension, error) {
 	if obj == nil {
 		return runtime.RawExtension{}, nil
-	}
-	if own := obj.GetObjectKind().GroupVersionKind(); own.Kind != "" && own.Version != "" {
-		gvk = own
-	} else if kinds, _, err := api.Scheme.ObjectKinds(obj); err == nil && len(kinds) > 0 {
-		gvk = kinds[0]
 	}
 	c := obj.DeepCopyObject()
 	c.GetObjectKind().SetGroupVersionKind(gvk)
@@ -145,6 +140,35 @@ func raw(obj runtime.Object, gvk schema.GroupVersionKind) (runtime.RawExtension,
 		return runtime.RawExtension{}, err
 	}
 	return runtime.RawExtension{Raw: b}, nil
+}
+
+// objectKind is the kind obj is sent as: its Go type's kind in the
+// scheme, preferring the group of want (the request's kind), else want.
+func objectKind(obj runtime.Object, want schema.GroupVersionKind) schema.GroupVersionKind {
+	if obj == nil {
+		return want
+	}
+	if _, ok := obj.(runtime.Unstructured); ok {
+		if gvk := obj.GetObjectKind().GroupVersionKind(); gvk.Kind != "" {
+			return gvk
+		}
+		return want
+	}
+	kinds, _, err := api.Scheme.ObjectKinds(obj)
+	if err != nil || len(kinds) == 0 {
+		return want
+	}
+	for _, k := range kinds {
+		if k == want {
+			return k
+		}
+	}
+	for _, k := range kinds {
+		if k.Group == want.Group {
+			return k
+		}
+	}
+	return kinds[0]
 }
 
 // Response is a webhook's checked answer.
