@@ -497,8 +497,15 @@ func reinvocation(t *testing.T, e *env) {
 		return cm.Labels["second"] == "yes"
 	})
 	before := e.hooks.Calls("/warn")
-	if _, err := e.create("reinvoke", "default", false); err != nil {
+	// The webhook's warning reaches the client (once per call).
+	warnings := &collectWarnings{}
+	cfg := rest.CopyConfig(e.ts.Config)
+	cfg.WarningHandler = warnings
+	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("default").Create(context.Background(), configMap("reinvoke", "reinvoke-warned"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if len(warnings.got) == 0 || warnings.got[0] != "careful with that" {
+		t.Fatalf("warnings %q", warnings.got)
 	}
 	if got := e.hooks.Calls("/warn") - before; got != 2 {
 		t.Fatalf("the IfNeeded webhook was called %d times, want 2", got)
@@ -524,6 +531,14 @@ func reinvocation(t *testing.T, e *env) {
 	}
 	if got := e.hooks.Calls("/warn") - before; got != 1 {
 		t.Fatalf("the Never webhook was called %d times, want 1", got)
+	}
+}
+
+type collectWarnings struct{ got []string }
+
+func (c *collectWarnings) HandleWarningHeader(code int, agent, text string) {
+	if code == 299 {
+		c.got = append(c.got, text)
 	}
 }
 
