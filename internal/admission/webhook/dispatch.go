@@ -141,7 +141,7 @@ func (d *Dispatcher) Admit(ctx context.Context, a *admission.Attributes) error {
 		start := time.Now()
 		changed, err := d.mutate(ctx, gen, h, a)
 		d.Metrics.observe(h, TypeAdmit, a.Operation, time.Since(start), err)
-		_ = a.AddAnnotation(fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, i), mutationAnnotation(h, changed))
+		_ = a.AddAnnotation(fmt.Sprintf("%sround_%d_index_%d", mutationAnnotationPrefix, round, h.Index), mutationAnnotation(h, changed))
 		if changed {
 			state.requireReinvoking()
 			r.SetShouldReinvoke()
@@ -158,7 +158,7 @@ func (d *Dispatcher) Admit(ctx context.Context, a *admission.Attributes) error {
 				if !errors.Is(ce.Reason, context.Canceled) {
 					d.log().Warn("failed calling webhook, failing open", zap.String("webhook", h.Name), zap.Error(err))
 					d.Metrics.observeFailOpen(h, TypeAdmit)
-					_ = a.AddAnnotation(fmt.Sprintf("%sround_%d_index_%d", mutationFailedOpenAnnotationPrefix, round, i), h.Name)
+					_ = a.AddAnnotation(fmt.Sprintf("%sround_%d_index_%d", mutationFailedOpenAnnotationPrefix, round, h.Index), h.Name)
 				}
 				if ctx.Err() != nil {
 					return apierrors.NewTimeoutError("request did not complete within requested timeout", 0)

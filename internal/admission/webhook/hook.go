@@ -37,6 +37,9 @@ type Hook struct {
 	AdmissionReviewVersions []string
 	// Reinvoke is reinvocationPolicy IfNeeded (mutating only).
 	Reinvoke bool
+	// Index is the hook's position among all the configurations' hooks,
+	// the index of kube's mutation audit annotations.
+	Index int
 	// MatchConditions are kept for reporting; they are not evaluated yet.
 	MatchConditions []admissionregistrationv1.MatchCondition
 }

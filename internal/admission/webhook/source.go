@@ -61,6 +61,9 @@ func (s *InformerSource) Hooks(ctx context.Context) ([]Hook, uint64, error) {
 	for _, obj := range s.Informer.List() {
 		hooks = append(hooks, s.Convert(obj)...)
 	}
+	for i := range hooks {
+		hooks[i].Index = i
+	}
 	s.cached.Store(&cachedHooks{gen: gen, hooks: hooks})
 	return hooks, gen, nil
 }
