@@ -39,9 +39,11 @@ type Hook struct {
 	Reinvoke bool
 	// Index is the hook's position among all the configurations' hooks,
 	// the index of kube's mutation audit annotations.
-	Index int
-	// MatchConditions are kept for reporting; they are not evaluated yet.
+	Index           int
 	MatchConditions []admissionregistrationv1.MatchCondition
+	// conditions are MatchConditions compiled (by the source, once per
+	// configuration generation).
+	conditions *conditions
 }
 
 // DefaultTimeout is kube's timeoutSeconds default.

@@ -63,6 +63,7 @@ func (s *InformerSource) Hooks(ctx context.Context) ([]Hook, uint64, error) {
 	}
 	for i := range hooks {
 		hooks[i].Index = i
+		hooks[i].conditions = compileConditions(hooks[i].MatchConditions)
 	}
 	s.cached.Store(&cachedHooks{gen: gen, hooks: hooks})
 	return hooks, gen, nil
@@ -71,7 +72,7 @@ func (s *InformerSource) Hooks(ctx context.Context) ([]Hook, uint64, error) {
 // RuleMatcher is kube's webhook matching: the admission configuration
 // kinds are never sent to webhooks; then namespaceSelector,
 // objectSelector and rules, with a selector's error answering only when
-// the rules match.
+// the rules match; last the matchConditions (CEL).
 //
 // matchPolicy: kpipe serves each group/resource in one version, so the
 // set of equivalent resources kube would also try under Equivalent is the
@@ -105,6 +106,9 @@ func (m *RuleMatcher) Matches(ctx context.Context, h *Hook, a *admission.Attribu
 	}
 	if objErr != nil {
 		return false, objErr
+	}
+	if h.conditions != nil {
+		return h.conditions.match(ctx, h, a, newRequest(ctx, a))
 	}
 	return true, nil
 }

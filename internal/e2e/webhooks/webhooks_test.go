@@ -69,6 +69,7 @@ type hook struct {
 	sideEffect admissionregistrationv1.SideEffectClass
 	reinvoke   bool
 	nsSelector *metav1.LabelSelector
+	conditions []admissionregistrationv1.MatchCondition
 }
 
 func (e *env) clientConfig(h hook) admissionregistrationv1.WebhookClientConfig {
@@ -114,7 +115,7 @@ func (e *env) validating(t *testing.T, caseName string, hooks ...hook) {
 		c.Webhooks = append(c.Webhooks, admissionregistrationv1.ValidatingWebhook{
 			Name: h.name, ClientConfig: e.clientConfig(h), Rules: configMapRules, FailurePolicy: &fp,
 			TimeoutSeconds: timeout, SideEffects: &se, AdmissionReviewVersions: []string{"v1"},
-			ObjectSelector: caseSelector(caseName), NamespaceSelector: h.nsSelector,
+			ObjectSelector: caseSelector(caseName), NamespaceSelector: h.nsSelector, MatchConditions: h.conditions,
 		})
 	}
 	ctx := context.Background()
@@ -222,6 +223,7 @@ func TestWebhooks(t *testing.T) {
 		{"ServiceReference", serviceReference},
 		{"DryRunSideEffects", dryRun},
 		{"Reinvocation", reinvocation},
+		{"MatchConditions", matchConditions},
 		{"Metrics", metrics},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
@@ -531,6 +533,31 @@ func reinvocation(t *testing.T, e *env) {
 	}
 	if got := e.hooks.Calls("/warn") - before; got != 1 {
 		t.Fatalf("the Never webhook was called %d times, want 1", got)
+	}
+}
+
+func matchConditions(t *testing.T, e *env) {
+	e.validating(t, "mc", hook{name: "mc.kpipe.test", path: "/deny", fail: true, conditions: []admissionregistrationv1.MatchCondition{
+		{Name: "not-skipped", Expression: "!object.metadata.name.endsWith('-skip')"},
+		{Name: "a-user", Expression: "request.userInfo.username != ''"},
+	}})
+	if err := e.denied(t, "mc", "default"); code(err) != http.StatusForbidden {
+		t.Fatalf("got %v", err)
+	}
+	calls := e.hooks.Calls("/deny")
+	if _, err := e.cs.CoreV1().ConfigMaps("default").Create(context.Background(), configMap("mc", "mc-skip"), metav1.CreateOptions{}); err != nil {
+		t.Fatalf("a false matchCondition still called the webhook: %v", err)
+	}
+	if e.hooks.Calls("/deny") != calls {
+		t.Fatal("the webhook was called though a matchCondition is false")
+	}
+	// A condition that errors fails the request under failurePolicy Fail.
+	e.validating(t, "mc-error", hook{name: "mc-error.kpipe.test", path: "/allow", fail: true, conditions: []admissionregistrationv1.MatchCondition{
+		{Name: "broken", Expression: "object.metadata.nothere.deeper == 1"},
+	}})
+	err := e.denied(t, "mc-error", "default")
+	if code(err) != http.StatusForbidden || !strings.Contains(err.Error(), "is forbidden") {
+		t.Fatalf("got %d %v", code(err), err)
 	}
 }
 
