@@ -35,8 +35,18 @@ type env struct {
 // (they are not in the default lists).
 func start(t *testing.T) *env {
 	t.Helper()
-	e := &env{hooks: startHookServer(t)}
+	return startReplica(t, startHookServer(t), "")
+}
+
+// startReplica starts a server on the storage prefix of another (a
+// replica), or on its own with prefix "".
+func startReplica(t *testing.T, hooks *hookServer, prefix string) *env {
+	t.Helper()
+	e := &env{hooks: hooks}
 	e.ts = testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
+		if prefix != "" {
+			c.Storage.Prefix = prefix
+		}
 		e.prefix = c.Storage.Prefix
 		for i, p := range c.Pipeline {
 			switch p.Name {
@@ -593,4 +603,24 @@ func metrics(t *testing.T, e *env) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
+}
+
+// A configuration written through one replica is enforced by another:
+// each replica's plugins watch storage.
+func TestConfigurationSeenByAnotherReplica(t *testing.T) {
+	a := start(t)
+	b := startReplica(t, a.hooks, a.prefix)
+	start := time.Now()
+	a.validating(t, "replica", hook{name: "replica.kpipe.test", path: "/deny", fail: true})
+	if err := b.denied(t, "replica", "default"); code(err) != http.StatusForbidden {
+		t.Fatalf("replica b: %v", err)
+	}
+	t.Logf("enforced by the other replica after %v", time.Since(start))
+	if err := a.cs.AdmissionregistrationV1().ValidatingWebhookConfigurations().Delete(context.Background(), "replica", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "replica b to drop the deleted configuration", func() bool {
+		_, err := b.create("replica", "default", false)
+		return err == nil
+	})
 }
