@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -22,10 +24,12 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/testserver"
+	"github.com/kpipe/kpipe/plugins/audit"
 )
 
 type env struct {
-	ts     *testserver.TestServer
+	ts       *testserver.TestServer
+	auditLog string
 	cs     kubernetes.Interface
 	hooks  *hookServer
 	prefix string // the server's storage prefix
@@ -42,7 +46,11 @@ func start(t *testing.T) *env {
 // replica), or on its own with prefix "".
 func startReplica(t *testing.T, hooks *hookServer, prefix string) *env {
 	t.Helper()
-	e := &env{hooks: hooks}
+	e := &env{hooks: hooks, auditLog: filepath.Join(t.TempDir(), "audit.log")}
+	policy := filepath.Join(t.TempDir(), "policy.yaml")
+	if err := os.WriteFile(policy, []byte("apiVersion: audit.k8s.io/v1\nkind: Policy\nrules:\n- level: Metadata\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	e.ts = testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
 		if prefix != "" {
 			c.Storage.Prefix = prefix
@@ -50,6 +58,8 @@ func startReplica(t *testing.T, hooks *hookServer, prefix string) *env {
 		e.prefix = c.Storage.Prefix
 		for i, p := range c.Pipeline {
 			switch p.Name {
+			case "audit":
+				c.Pipeline[i].Config = map[string]any{"policyFile": policy, "logPath": e.auditLog}
 			case "mutating-admission":
 				c.Pipeline[i].Config = map[string]any{"plugins": []any{map[string]any{"name": "MutatingAdmissionWebhook"}}}
 			case "validating-admission":
@@ -316,9 +326,15 @@ func down(t *testing.T, e *env) {
 		t.Fatalf("got %d %q", code(err), err.Error())
 	}
 	e.validating(t, "down-ignore", hook{name: "down-ignore.kpipe.test", url: url})
-	if _, err := e.create("down-ignore", "default", false); err != nil {
-		t.Fatalf("failurePolicy Ignore: %v", err)
-	}
+	var ann map[string]string
+	eventually(t, "the down webhook to be skipped under Ignore", func() bool {
+		cm, err := e.create("down-ignore", "default", false)
+		if err != nil {
+			t.Fatalf("failurePolicy Ignore: %v", err)
+		}
+		ann = e.auditAnnotations(t, cm.Name)
+		return ann["failed-open.validating.webhook.admission.k8s.io/round_0_index_0"] == "down-ignore.kpipe.test"
+	})
 	// Mutating webhooks too.
 	e.mutating(t, "down-fail-m", hook{name: "down-fail-m.kpipe.test", url: url, fail: true})
 	if err := e.denied(t, "down-fail-m", "default"); code(err) != http.StatusInternalServerError {
@@ -522,6 +538,18 @@ func reinvocation(t *testing.T, e *env) {
 	if got := e.hooks.Calls("/warn") - before; got != 2 {
 		t.Fatalf("the IfNeeded webhook was called %d times, want 2", got)
 	}
+	// kube's audit annotations: the webhook's own, prefixed by its name,
+	// and one per call saying whether it mutated.
+	ann := e.auditAnnotations(t, "reinvoke-warned")
+	for k, v := range map[string]string{
+		"first.kpipe.test/checked": "yes",
+		"mutation.webhook.admission.k8s.io/round_0_index_1": `{"configuration":"reinvoke","webhook":"second.kpipe.test","mutated":true}`,
+		"mutation.webhook.admission.k8s.io/round_1_index_0": `{"configuration":"reinvoke","webhook":"first.kpipe.test","mutated":false}`,
+	} {
+		if ann[k] != v {
+			t.Errorf("audit annotation %s = %q, want %q (all: %v)", k, ann[k], v, ann)
+		}
+	}
 	// The second round sees the second webhook's label.
 	if !strings.Contains(string(e.hooks.Last("/warn").Object.Raw), `"second":"yes"`) {
 		t.Fatalf("the reinvoked webhook saw %s", e.hooks.Last("/warn").Object.Raw)
@@ -569,6 +597,31 @@ func matchConditions(t *testing.T, e *env) {
 	if code(err) != http.StatusForbidden || !strings.Contains(err.Error(), "is forbidden") {
 		t.Fatalf("got %d %v", code(err), err)
 	}
+}
+
+// auditAnnotations are the annotations of the ResponseComplete audit
+// event of the configmap create named name.
+func (e *env) auditAnnotations(t *testing.T, name string) map[string]string {
+	t.Helper()
+	var found map[string]string
+	eventually(t, "the audit event of "+name, func() bool {
+		b, err := os.ReadFile(e.auditLog)
+		if err != nil {
+			return false
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			var ev audit.Event
+			if json.Unmarshal([]byte(line), &ev) != nil || ev.Stage != audit.StageResponseComplete || ev.ObjectRef == nil {
+				continue
+			}
+			if ev.Verb == "create" && ev.ObjectRef.Resource == "configmaps" && ev.ObjectRef.Name == name {
+				found = ev.Annotations
+				return true
+			}
+		}
+		return false
+	})
+	return found
 }
 
 type collectWarnings struct{ got []string }
