@@ -171,7 +171,7 @@ func TestDenied(t *testing.T) {
 }
 
 // hookServer is an HTTPS webhook on 127.0.0.1 answering with answer.
-func hookServer(t *testing.T, answer func(w http.ResponseWriter, r *http.Request, review *admissionv1.AdmissionReview)) (*httptest.Server, []byte) {
+func hookServer(t testing.TB, answer func(w http.ResponseWriter, r *http.Request, review *admissionv1.AdmissionReview)) (*httptest.Server, []byte) {
 	t.Helper()
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		review := &admissionv1.AdmissionReview{}
