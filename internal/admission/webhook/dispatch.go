@@ -111,7 +111,7 @@ func (s *reinvokeState) requireReinvoking() {
 // IfNeeded ran before it; on that round only those are called again.
 func (d *Dispatcher) Admit(ctx context.Context, a *admission.Attributes) error {
 	hooks, gen, err := d.relevant(ctx, a)
-	if err != nil {
+	if err != nil || len(hooks) == 0 {
 		return err
 	}
 	r := &a.Reinvocation
@@ -123,12 +123,15 @@ func (d *Dispatcher) Admit(ctx context.Context, a *admission.Attributes) error {
 	if r.IsReinvoke() && !equality.Semantic.DeepEqual(state.last, a.Op.Object) {
 		state.requireReinvoking()
 	}
-	defer func() {
-		state.last = nil
-		if a.Op.Object != nil {
-			state.last = a.Op.Object.DeepCopyObject()
-		}
-	}()
+	if !r.IsReinvoke() {
+		// What the second round compares with (there is no third).
+		defer func() {
+			state.last = nil
+			if a.Op.Object != nil {
+				state.last = a.Op.Object.DeepCopyObject()
+			}
+		}()
+	}
 	round := 0
 	if r.IsReinvoke() {
 		round = 1
