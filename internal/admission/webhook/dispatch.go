@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -258,7 +259,11 @@ func (d *Dispatcher) record(h *Hook, a *admission.Attributes, resp *Response, mu
 		}
 	}
 	for _, w := range resp.Warnings {
-		a.Warn(w)
+		// kube's warning recorder drops a repeated text (a reinvoked
+		// webhook warns twice).
+		if w != "" && !slices.Contains(a.Op.Warnings, w) {
+			a.Warn(w)
+		}
 	}
 }
 
