@@ -34,7 +34,8 @@ type hookServer struct {
 	last  map[string]*admissionv1.AdmissionRequest
 }
 
-const serviceDNSName = "wh-svc.webhook-svc.svc"
+// The Services of the service-reference cases.
+var serviceDNSNames = []string{"wh-svc.webhook-svc.svc", "wh-slice.webhook-svc.svc"}
 
 func newCert(t *testing.T) (caPEM []byte, cert tls.Certificate) {
 	t.Helper()
@@ -61,7 +62,7 @@ func newCert(t *testing.T) (caPEM []byte, cert tls.Certificate) {
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "webhook"},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(time.Hour),
 		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: []string{serviceDNSName},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, DNSNames: serviceDNSNames,
 	}
 	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
 	if err != nil {

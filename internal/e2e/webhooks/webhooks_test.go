@@ -15,6 +15,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	discoveryv1 "k8s.io/api/discovery/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -442,6 +443,30 @@ func serviceReference(t *testing.T, e *env) {
 	if code(err) != http.StatusForbidden || err.Error() != `admission webhook "svcref.kpipe.test" denied the request: no thanks` {
 		t.Fatalf("got %d %q", code(err), err.Error())
 	}
+	// A Service with an EndpointSlice (and no Endpoints) resolves through
+	// the slice.
+	_, err = e.cs.CoreV1().Services("webhook-svc").Create(ctx, &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: "wh-slice"},
+		Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Name: "https", Port: 8443, TargetPort: intstr.FromInt32(8443)}}},
+	}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.putRaw(t, "/endpointslices/webhook-svc/wh-slice-x1", &discoveryv1.EndpointSlice{
+		TypeMeta: metav1.TypeMeta{APIVersion: "discovery.k8s.io/v1", Kind: "EndpointSlice"},
+		ObjectMeta: metav1.ObjectMeta{Name: "wh-slice-x1", Namespace: "webhook-svc", UID: "5f6d2c1e-0000-4000-8000-000000000003",
+			CreationTimestamp: metav1.Now(), Labels: map[string]string{discoveryv1.LabelServiceName: "wh-slice"}},
+		AddressType: discoveryv1.AddressTypeIPv4,
+		Endpoints:   []discoveryv1.Endpoint{{Addresses: []string{"127.0.0.1"}, Conditions: discoveryv1.EndpointConditions{Ready: ptr.To(true)}}},
+		Ports:       []discoveryv1.EndpointPort{{Name: ptr.To("https"), Port: ptr.To(port), Protocol: ptr.To(corev1.ProtocolTCP)}},
+	})
+	e.validating(t, "svcslice", hook{name: "svcslice.kpipe.test", fail: true, service: &admissionregistrationv1.ServiceReference{
+		Namespace: "webhook-svc", Name: "wh-slice", Path: ptr.To("/deny-bare"), Port: ptr.To[int32](8443)}})
+	err = e.denied(t, "svcslice", "default")
+	if code(err) != http.StatusBadRequest || err.Error() != `admission webhook "svcslice.kpipe.test" denied the request: nope` {
+		t.Fatalf("got %d %q", code(err), err.Error())
+	}
+
 	// A service port the Service lacks fails the call.
 	e.validating(t, "svcref-noport", hook{name: "svcref-noport.kpipe.test", fail: true, service: &admissionregistrationv1.ServiceReference{
 		Namespace: "webhook-svc", Name: "wh-svc", Path: ptr.To("/allow"), Port: ptr.To[int32](9999)}})
