@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"slices"
 	"strings"
 	"time"
 
@@ -37,9 +36,18 @@ func Call(ctx context.Context, clients *Clients, gen uint64, h *Hook, req *Reque
 			return nil, DryRunUnsupported(h.Name)
 		}
 	}
-	if !slices.Contains(h.AdmissionReviewVersions, admissionv1.SchemeGroupVersion.Version) {
+	// The first version the webhook lists that kube speaks; v1beta1's
+	// review has v1's shape under another apiVersion.
+	version := ""
+	for _, v := range h.AdmissionReviewVersions {
+		if v == "v1" || v == "v1beta1" {
+			version = v
+			break
+		}
+	}
+	if version == "" {
 		return nil, &CallError{Webhook: h.Name,
-			Reason: errors.New("could not create admission objects: webhook does not accept known AdmissionReview versions (v1)"),
+			Reason: errors.New("could not create admission objects: webhook does not accept known AdmissionReview versions (v1, v1beta1)"),
 			Status: apierrors.NewBadRequest("error creating admission objects")}
 	}
 	uid := uuid.NewUUID()
@@ -47,6 +55,7 @@ func Call(ctx context.Context, clients *Clients, gen uint64, h *Hook, req *Reque
 	if err != nil {
 		return nil, &CallError{Webhook: h.Name, Reason: fmt.Errorf("could not create admission objects: %w", err), Status: apierrors.NewBadRequest("error creating admission objects")}
 	}
+	review.APIVersion = "admission.k8s.io/" + version
 	body, err := json.Marshal(review)
 	if err != nil {
 		return nil, &CallError{Webhook: h.Name, Reason: fmt.Errorf("could not create admission objects: %w", err), Status: apierrors.NewBadRequest("error creating admission objects")}
@@ -83,7 +92,11 @@ func Call(ctx context.Context, clients *Clients, gen uint64, h *Hook, req *Reque
 		}
 		return nil, &CallError{Webhook: h.Name, Reason: fmt.Errorf("failed to call webhook: %w", err), Status: status}
 	}
-	resp, err := Verify(uid, mutating, answer)
+	verify := Verify
+	if version == "v1beta1" {
+		verify = verifyV1beta1
+	}
+	resp, err := verify(uid, mutating, answer)
 	if err != nil {
 		return nil, &CallError{Webhook: h.Name, Reason: fmt.Errorf("received invalid webhook response: %w", err), Status: apierrors.NewServiceUnavailable("error validating webhook response")}
 	}

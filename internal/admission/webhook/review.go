@@ -221,3 +221,17 @@ func Verify(uid types.UID, mutating bool, review *admissionv1.AdmissionReview) (
 	}
 	return out, nil
 }
+
+// verifyV1beta1 checks an admission.k8s.io/v1beta1 answer as kube does:
+// only that it has a response; a patch is a JSONPatch.
+func verifyV1beta1(_ types.UID, mutating bool, review *admissionv1.AdmissionReview) (*Response, error) {
+	if review.Response == nil {
+		return nil, fmt.Errorf("webhook response was absent")
+	}
+	r := review.Response
+	out := &Response{Allowed: r.Allowed, Result: r.Result, Warnings: r.Warnings, AuditAnnotations: r.AuditAnnotations}
+	if mutating && len(r.Patch) > 0 {
+		out.Patch, out.PatchType = r.Patch, admissionv1.PatchTypeJSONPatch
+	}
+	return out, nil
+}

@@ -202,6 +202,14 @@ func TestCall(t *testing.T) {
 		switch r.URL.Path {
 		case "/allow":
 			respond(w, &admissionv1.AdmissionResponse{UID: review.Request.UID, Allowed: true, Warnings: []string{"w1"}})
+		case "/v1beta1":
+			// An old webhook: it answers v1beta1 only, without the uid.
+			if review.APIVersion != "admission.k8s.io/v1beta1" {
+				http.Error(w, "want v1beta1, got "+review.APIVersion, 400)
+				return
+			}
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"apiVersion":"admission.k8s.io/v1beta1","kind":"AdmissionReview","response":{"allowed":true}}`))
 		case "/status":
 			w.Header().Set("Content-Type", "application/json")
 			w.WriteHeader(http.StatusTooManyRequests)
@@ -239,7 +247,11 @@ func TestCall(t *testing.T) {
 		{"dry run, side effects unset", func(h *Hook) { h.SideEffects = nil }, dry, "Webhook SideEffects is nil", 400, true},
 		{"dry run, side effects", func(h *Hook) { h.SideEffects = &some }, dry, `admission webhook "w" does not support dry run`, 400, false},
 		{"dry run, none", func(h *Hook) {}, dry, "", 0, false},
-		{"no v1 review", func(h *Hook) { h.AdmissionReviewVersions = []string{"v1beta1"} }, req, "does not accept known AdmissionReview versions", 400, true},
+		{"no known review version", func(h *Hook) { h.AdmissionReviewVersions = []string{"v2"} }, req, "does not accept known AdmissionReview versions", 400, true},
+		{"v1beta1 review", func(h *Hook) {
+			h.AdmissionReviewVersions = []string{"v2", "v1beta1", "v1"}
+			*h.ClientConfig.URL = srv.URL + "/v1beta1"
+		}, req, "", 0, false},
 		{"no url nor service", func(h *Hook) { h.ClientConfig.URL = nil }, req, "webhook configuration must have either service or URL", 500, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
