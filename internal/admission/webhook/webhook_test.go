@@ -338,6 +338,7 @@ func TestMutatingDispatch(t *testing.T) {
 		}
 		respond(w, resp)
 	})
+	verb := "create"
 	run := func(paths ...string) (*admission.Attributes, error) {
 		var hooks []Hook
 		for _, p := range paths {
@@ -346,7 +347,10 @@ func TestMutatingDispatch(t *testing.T) {
 			hooks = append(hooks, h)
 		}
 		d := &Dispatcher{Source: staticSource(hooks), Match: allMatch{}, Clients: &Clients{}, Key: "m"}
-		a := attrs("create", cm("c", nil), nil, false)
+		a := attrs(verb, cm("c", nil), nil, false)
+		if verb == "delete" {
+			a = attrs(verb, nil, cm("c", nil), false)
+		}
 		return a, d.Admit(context.Background(), a)
 	}
 	a, err := run("/label")
@@ -364,6 +368,11 @@ func TestMutatingDispatch(t *testing.T) {
 	}
 	if _, err := run("/label", "/deny"); !apierrors.IsForbidden(err) || err.Error() != `admission webhook "deny" denied the request: no` {
 		t.Fatalf("deny: %v", err)
+	}
+	verb = "delete"
+	if _, err := run("/label"); !apierrors.IsInternalError(err) ||
+		!strings.Contains(err.Error(), `admission webhook "label" attempted to modify the object, which is not supported for this operation`) {
+		t.Fatalf("a patch on delete: %v", err)
 	}
 }
 
