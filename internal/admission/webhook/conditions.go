@@ -17,8 +17,8 @@ import (
 )
 
 // conditionCostBudget is kube's runtime cost budget of a webhook's
-// matchConditions.
-const conditionCostBudget = 2500000
+// matchConditions (a variable for tests).
+var conditionCostBudget uint64 = 2500000
 
 // conditions are a webhook's compiled matchConditions. The variables are
 // kube's object, oldObject and request, untyped (kube types them from
@@ -28,9 +28,10 @@ type conditions struct {
 }
 
 type condition struct {
-	name    string
-	program cel.Program
-	err     error // compile error: fails the evaluation
+	name       string
+	expression string
+	program    cel.Program
+	err        error // compile error: fails the evaluation
 }
 
 var conditionEnv = func() *cel.Env {
@@ -54,7 +55,7 @@ func compileConditions(mcs []admissionregistrationv1.MatchCondition) *conditions
 	}
 	c := &conditions{}
 	for _, mc := range mcs {
-		item := condition{name: mc.Name}
+		item := condition{name: mc.Name, expression: mc.Expression}
 		ast, iss := conditionEnv.Compile(mc.Expression)
 		switch {
 		case iss.Err() != nil:
@@ -62,7 +63,8 @@ func compileConditions(mcs []admissionregistrationv1.MatchCondition) *conditions
 		case ast.OutputType() != cel.BoolType && ast.OutputType() != cel.DynType:
 			item.err = fmt.Errorf("compilation failed: must evaluate to bool, got %v", ast.OutputType())
 		default:
-			item.program, item.err = conditionEnv.Program(ast, cel.CostLimit(conditionCostBudget), cel.InterruptCheckFrequency(100))
+			item.program, item.err = conditionEnv.Program(ast, cel.CostLimit(conditionCostBudget), cel.InterruptCheckFrequency(100),
+				cel.EvalOptions(cel.OptTrackCost))
 		}
 		c.items = append(c.items, item)
 	}
@@ -75,6 +77,7 @@ func compileConditions(mcs []admissionregistrationv1.MatchCondition) *conditions
 func (c *conditions) match(ctx context.Context, h *Hook, a *admission.Attributes, req *Request) (bool, error) {
 	vars, err := req.celVariables()
 	var errs []error
+	budget := conditionCostBudget // shared by all the conditions, as kube's
 	if err != nil {
 		errs = append(errs, err)
 	} else {
@@ -83,9 +86,14 @@ func (c *conditions) match(ctx context.Context, h *Hook, a *admission.Attributes
 				errs = append(errs, it.err)
 				continue
 			}
-			out, _, err := it.program.ContextEval(ctx, vars)
+			out, det, err := it.program.ContextEval(ctx, vars)
+			if det == nil || det.ActualCost() == nil || *det.ActualCost() > budget {
+				errs = []error{errors.New("validation failed due to running out of cost budget, no further validation rules will be run")}
+				break
+			}
+			budget -= *det.ActualCost()
 			if err != nil {
-				errs = append(errs, err)
+				errs = append(errs, fmt.Errorf("expression '%v' resulted in error: %v", it.expression, err))
 				continue
 			}
 			b, ok := out.(types.Bool)

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -9,6 +10,17 @@ import (
 
 	"github.com/kpipe/kpipe/internal/request"
 )
+
+// expensive costs more than the budget the test sets: 100 x 100
+// iterations.
+var expensive = func() string {
+	l := "[0"
+	for i := 1; i < 100; i++ {
+		l += fmt.Sprintf(",%d", i)
+	}
+	l += "]"
+	return l + ".all(x, " + l + ".all(y, x + y >= 0))"
+}()
 
 func TestMatchConditions(t *testing.T) {
 	user := &request.User{Name: "alice", Groups: []string{"devs"}}
@@ -28,6 +40,8 @@ func TestMatchConditions(t *testing.T) {
 		{"error under Ignore", []string{"object.nope.deeper == 1"}, true, "create", false, false},
 		{"does not compile", []string{"object.metadata.name ==="}, false, "create", false, true},
 		{"not a bool", []string{"'text'"}, false, "create", false, true},
+		{"over the cost budget", []string{expensive}, false, "create", false, true},
+		{"over the cost budget, Ignore", []string{expensive}, true, "create", false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			var mcs []admissionregistrationv1.MatchCondition
@@ -38,6 +52,8 @@ func TestMatchConditions(t *testing.T) {
 			if c.ignore {
 				h.FailurePolicy = admissionregistrationv1.Ignore
 			}
+			defer func(b uint64) { conditionCostBudget = b }(conditionCostBudget)
+			conditionCostBudget = 5000
 			conds := compileConditions(mcs)
 			a := attrs(c.verb, cm("c", nil), nil, false)
 			if c.verb == "delete" {
