@@ -23,8 +23,6 @@ import (
 	"github.com/kpipe/kpipe/internal/request"
 )
 
-var errContextCanceled = context.Canceled
-
 // kube's audit annotation keys.
 const (
 	mutationAnnotationPrefix           = "mutation.webhook.admission.k8s.io/"
@@ -33,8 +31,9 @@ const (
 )
 
 // Matcher decides whether a webhook is called for a request: its rules
-// (with matchPolicy), namespaceSelector and objectSelector. An error
-// (a namespace that cannot be read) answers the request.
+// (with matchPolicy), namespaceSelector, objectSelector and
+// matchConditions. An error (a namespace that cannot be read, a failing
+// condition under failurePolicy Fail) answers the request.
 type Matcher interface {
 	Matches(ctx context.Context, h *Hook, a *admission.Attributes) (bool, error)
 }

@@ -1,6 +1,7 @@
 package webhook
 
 import (
+	"context"
 	"errors"
 	"strconv"
 	"time"
@@ -81,7 +82,7 @@ func (m *Metrics) observe(h *Hook, typ, op string, elapsed time.Duration, err er
 		code = int(ce.Status.ErrStatus.Code)
 		if !h.Ignore() {
 			rejected = true
-			if !errors.Is(ce.Reason, errContextCanceled) {
+			if !errors.Is(ce.Reason, context.Canceled) {
 				m.rejection.WithLabelValues(h.Name, typ, op, errorCalling, truncate(code)).Inc()
 			}
 		}
