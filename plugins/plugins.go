@@ -9,6 +9,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/defaulttolerationseconds"
 	"github.com/kpipe/kpipe/plugins/admission/limitranger"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
+	"github.com/kpipe/kpipe/plugins/admission/mutatingwebhook"
 	"github.com/kpipe/kpipe/plugins/admission/namespaceautoprovision"
 	"github.com/kpipe/kpipe/plugins/admission/namespaceexists"
 	"github.com/kpipe/kpipe/plugins/admission/namespacelifecycle"
@@ -17,6 +18,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
 	saadmission "github.com/kpipe/kpipe/plugins/admission/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
+	"github.com/kpipe/kpipe/plugins/admission/validatingwebhook"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
@@ -85,6 +87,8 @@ func Registry() *pipeline.Registry {
 		resourcequotacontroller.Register,
 		serviceaccountcontroller.Register,
 		podsecurity.Register,
+		mutatingwebhook.Register,
+		validatingwebhook.Register,
 	} {
 		register(r)
 	}

@@ -40,6 +40,36 @@ type Attributes struct {
 	// Op holds the object (Op.Object), the live object (Op.Old), the
 	// resource and the options. Mutating plugins may change Op.Object.
 	Op *request.Operation
+	// Reinvocation is kube's reinvocation context of the mutating stage.
+	Reinvocation Reinvocation
+}
+
+// Reinvocation is kube's reinvocation context: a mutating plugin that
+// needs the mutating plugins run once more (a webhook changed the object
+// after a webhook with reinvocationPolicy IfNeeded ran) calls
+// SetShouldReinvoke, and the runner runs the whole list a second time
+// with IsReinvoke set, as kube's reinvoker. Plugins keep their state
+// across both rounds under their own key.
+type Reinvocation struct {
+	reinvoke, should bool
+	values           map[string]any
+}
+
+// IsReinvoke reports the second round.
+func (r *Reinvocation) IsReinvoke() bool { return r.reinvoke }
+
+// SetShouldReinvoke asks for a second round (granted once).
+func (r *Reinvocation) SetShouldReinvoke() { r.should = true }
+
+// Value is a plugin's state, nil when it set none.
+func (r *Reinvocation) Value(key string) any { return r.values[key] }
+
+// SetValue keeps a plugin's state for the second round.
+func (r *Reinvocation) SetValue(key string, v any) {
+	if r.values == nil {
+		r.values = map[string]any{}
+	}
+	r.values[key] = v
 }
 
 // Warn adds a warning for the response's Warning headers; it goes out
@@ -127,9 +157,21 @@ func Handler[P any](typ string, plugins []Named[P], call func(p P, ctx context.C
 }
 
 // Run calls each plugin that handles a.Operation in order, timing each and
-// the whole step, and returns the first rejection as an API error.
+// the whole step, and returns the first rejection as an API error. In the
+// mutating step, a plugin asking for reinvocation gets the list run once
+// more.
 func Run[P any](ctx context.Context, typ string, plugins []Named[P], call func(p P, ctx context.Context, a *Attributes) error, m *Metrics, a *Attributes) error {
 	stepStart := time.Now()
+	rejected := runOnce(ctx, typ, plugins, call, m, a)
+	if rejected == nil && typ == TypeAdmit && a.Reinvocation.should && !a.Reinvocation.reinvoke {
+		a.Reinvocation.reinvoke = true
+		rejected = runOnce(ctx, typ, plugins, call, m, a)
+	}
+	m.observeStep(typ, a.Operation, rejected != nil, time.Since(stepStart))
+	return rejected
+}
+
+func runOnce[P any](ctx context.Context, typ string, plugins []Named[P], call func(p P, ctx context.Context, a *Attributes) error, m *Metrics, a *Attributes) error {
 	var rejected error
 	for _, p := range plugins {
 		if h, ok := any(p.Plugin).(Handles); ok && !h.Handles(a.Operation) {
@@ -143,7 +185,6 @@ func Run[P any](ctx context.Context, typ string, plugins []Named[P], call func(p
 			break
 		}
 	}
-	m.observeStep(typ, a.Operation, rejected != nil, time.Since(stepStart))
 	return rejected
 }
 

@@ -1,0 +1,42 @@
+package webhook
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"k8s.io/apimachinery/pkg/runtime"
+
+	"github.com/kpipe/kpipe/internal/admission"
+	"github.com/kpipe/kpipe/internal/admission/matching"
+	"github.com/kpipe/kpipe/internal/pipeline"
+)
+
+// NewDispatcher provisions what a webhook plugin needs: a watch-fed
+// mirror of its configurations (admissionregistration.k8s.io/v1
+// `resource`), namespace lookups, service resolution through Endpoints,
+// the client cache and kube's webhook metrics on env's registry. name is
+// the plugin's.
+func NewDispatcher(env *pipeline.Env, name, resource string, convert func(runtime.Object) []Hook) (*Dispatcher, *Clients, error) {
+	objs, err := admission.NewObjects(env)
+	if err != nil {
+		return nil, nil, err
+	}
+	res, err := objs.Resource("admissionregistration.k8s.io", "v1", resource)
+	if err != nil {
+		return nil, nil, err
+	}
+	namespaces, err := matching.NewNamespaces(objs)
+	if err != nil {
+		return nil, nil, err
+	}
+	clients := &Clients{Resolver: &EndpointResolver{Objects: objs}}
+	d := &Dispatcher{
+		Source:  &InformerSource{Informer: objs.Informer(res), Convert: convert},
+		Match:   &RuleMatcher{Namespaces: namespaces},
+		Clients: clients,
+		Log:     env.Log,
+		Key:     name,
+	}
+	if env.Metrics != nil {
+		d.Metrics = NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
+	}
+	return d, clients, nil
+}

@@ -1,0 +1,69 @@
+// Package validatingwebhook is kube's ValidatingAdmissionWebhook: it calls
+// the webhooks of the ValidatingWebhookConfigurations in parallel; any
+// denial rejects the request.
+package validatingwebhook
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/runtime"
+
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+
+	"github.com/kpipe/kpipe/internal/admission"
+	"github.com/kpipe/kpipe/internal/admission/webhook"
+	"github.com/kpipe/kpipe/internal/pipeline"
+)
+
+// Name is the plugin's name in the validating-admission list.
+const Name = "ValidatingAdmissionWebhook"
+
+// Register adds the plugin to r.
+func Register(r *pipeline.Registry) {
+	r.MustRegister(pipeline.Plugin{
+		Name:        Name,
+		Kind:        pipeline.KindValidatingAdmission,
+		Description: "calls the webhooks of the ValidatingWebhookConfigurations in parallel.",
+		New:         func(any) (any, error) { return &Plugin{}, nil },
+	})
+}
+
+// Plugin is the admission plugin.
+type Plugin struct {
+	dispatcher *webhook.Dispatcher
+	clients    *webhook.Clients
+}
+
+var (
+	_ admission.Validator  = (*Plugin)(nil)
+	_ pipeline.Provisioner = (*Plugin)(nil)
+	_ pipeline.Closer      = (*Plugin)(nil)
+)
+
+// Provision implements pipeline.Provisioner: it starts the watch-fed
+// mirror of the configurations.
+func (p *Plugin) Provision(env *pipeline.Env) error {
+	d, clients, err := webhook.NewDispatcher(env, Name, "validatingwebhookconfigurations", func(obj runtime.Object) []webhook.Hook {
+		c, ok := obj.(*admissionregistrationv1.ValidatingWebhookConfiguration)
+		if !ok {
+			return nil
+		}
+		return webhook.ValidatingHooks(c)
+	})
+	if err != nil {
+		return err
+	}
+	p.dispatcher, p.clients = d, clients
+	return nil
+}
+
+// Validate implements admission.Validator.
+func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
+	return p.dispatcher.Validate(ctx, a)
+}
+
+// Close implements pipeline.Closer.
+func (p *Plugin) Close() error {
+	p.clients.Close()
+	return nil
+}
