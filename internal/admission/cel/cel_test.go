@@ -1,0 +1,173 @@
+package cel
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/google/cel-go/common/types"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+)
+
+func policySpec(validations ...string) *admissionregistrationv1.ValidatingAdmissionPolicySpec {
+	s := &admissionregistrationv1.ValidatingAdmissionPolicySpec{}
+	for _, v := range validations {
+		s.Validations = append(s.Validations, admissionregistrationv1.Validation{Expression: v})
+	}
+	return s
+}
+
+func deployment(replicas int64) map[string]any {
+	return map[string]any{
+		"apiVersion": "apps/v1", "kind": "Deployment",
+		"metadata": map[string]any{"name": "web", "namespace": "demo", "labels": map[string]any{"app": "web"}},
+		"spec":     map[string]any{"replicas": replicas},
+	}
+}
+
+func request() map[string]any {
+	return map[string]any{
+		"operation": "CREATE", "name": "web", "namespace": "demo",
+		"kind":     map[string]any{"group": "apps", "version": "v1", "kind": "Deployment"},
+		"userInfo": map[string]any{"username": "alice", "groups": []any{"devs"}},
+	}
+}
+
+func TestEvaluate(t *testing.T) {
+	for _, tc := range []struct {
+		name, expr string
+		params     map[string]any
+		hasParams  bool
+		ns         map[string]any
+		vars       []admissionregistrationv1.Variable
+		want       any
+		wantErr    string
+	}{
+		{name: "replicas", expr: "object.spec.replicas <= 5", want: false},
+		{name: "request", expr: "request.operation == 'CREATE' && request.userInfo.username == 'alice' && 'devs' in request.userInfo.groups", want: true},
+		{name: "has", expr: "has(object.spec.template)", want: false},
+		{name: "oldObject null on create", expr: "oldObject == null", want: true},
+		{name: "params", expr: "object.spec.replicas <= int(params.data.max)", hasParams: true,
+			params: map[string]any{"data": map[string]any{"max": "7"}}, want: true},
+		{name: "null params", expr: "params == null", hasParams: true, want: true},
+		{name: "namespaceObject", expr: "namespaceObject.metadata.labels['env'] == 'prod'",
+			ns: map[string]any{"metadata": map[string]any{"name": "demo", "labels": map[string]any{"env": "prod"}}}, want: true},
+		{name: "variables", expr: "variables.big && variables.name.startsWith('we')",
+			vars: []admissionregistrationv1.Variable{{Name: "big", Expression: "object.spec.replicas > 3"}, {Name: "name", Expression: "object.metadata.name"}}, want: true},
+		{name: "variable uses variable", expr: "variables.twice == 8",
+			vars: []admissionregistrationv1.Variable{{Name: "r", Expression: "object.spec.replicas"}, {Name: "twice", Expression: "variables.r * 2"}}, want: true},
+		{name: "strings ext", expr: "object.metadata.name.upperAscii() == 'WEB' && 'a,b'.split(',').size() == 2", want: true},
+		{name: "sets ext", expr: "sets.contains([1,2,3], [2])", want: true},
+		{name: "regex find", expr: "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]').size() == 2", want: true},
+		{name: "lists", expr: "[3,1,2].max() == 3 && [1,2,3].isSorted() && [1,2].sum() == 3 && [1,2,1].lastIndexOf(1) == 2", want: true},
+		{name: "optional", expr: "object.?spec.?paused.orValue(false) == false", want: true},
+		{name: "runtime error", expr: "object.spec.missing > 1", wantErr: "expression 'object.spec.missing > 1' resulted in error: no such key: missing"},
+		{name: "cost limit", expr: "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))",
+			wantErr: "actual cost limit exceeded"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := policySpec(tc.expr)
+			s.Variables = tc.vars
+			c := Compile(s, Options{HasParams: tc.hasParams})
+			for _, v := range c.Variables {
+				if v.Err != nil {
+					t.Fatalf("variable %s: %v", v.Name, v.Err)
+				}
+			}
+			if c.Validations[0].Err != nil {
+				t.Fatalf("compile: %v", c.Validations[0].Err)
+			}
+			e := c.NewEvaluation(context.Background(), Input{Object: deployment(4 + map[bool]int64{true: 2}[tc.name == "replicas"]), Request: request(), Params: tc.params, Namespace: tc.ns})
+			got, err := e.Eval(&c.Validations[0])
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %v, %v; want error %q", got, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Value() != tc.want {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCompileErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name, expr string
+		hasParams  bool
+		want       string
+	}{
+		{name: "syntax", expr: "object.spec.replicas >", want: "compilation failed: ERROR: <input>:1:23: Syntax error"},
+		{name: "not bool", expr: "object.spec.replicas", want: "must evaluate to bool but got dyn"},
+		{name: "int not bool", expr: "1 + 2", want: "must evaluate to bool but got int"},
+		{name: "params undeclared without paramKind", expr: "params.x == 1", want: "undeclared reference to 'params'"},
+		{name: "request field", expr: "request.nope == 'x'", want: "undefined field 'nope'"},
+		{name: "bad regex literal", expr: "'a'.matches('[')", want: "compilation failed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := Compile(policySpec(tc.expr), Options{HasParams: tc.hasParams})
+			err := c.Validations[0].Err
+			if err == nil || err.Type != ErrorInvalid || !strings.Contains(err.Detail, tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+	s := policySpec("true")
+	s.AuditAnnotations = []admissionregistrationv1.AuditAnnotation{{Key: "k", ValueExpression: "1"}}
+	s.Validations[0].MessageExpression = "1"
+	c := Compile(s, Options{})
+	if err := c.AuditAnnotations[0].Err; err == nil || err.Detail != "must evaluate to one of [string null_type] but got int" {
+		t.Errorf("audit annotation: %v", err)
+	}
+	if err := c.Messages[0].Err; err == nil || err.Detail != "must evaluate to string but got int" {
+		t.Errorf("message: %v", err)
+	}
+}
+
+func TestTypedObject(t *testing.T) {
+	s := policySpec("object.spec.replicas > 1")
+	if err := CheckExpression(s, Options{ObjectModel: "io.k8s.api.apps.v1.Deployment"}, "object.spec.replicas > 1"); err != nil {
+		t.Fatalf("well-typed: %v", err)
+	}
+	err := CheckExpression(s, Options{ObjectModel: "io.k8s.api.apps.v1.Deployment"}, "object.spec.replicas == 'x'")
+	if err == nil || !strings.Contains(err.Detail, "found no matching overload for '_==_' applied to '(int, string)'") {
+		t.Fatalf("type error: %v", err)
+	}
+	err = CheckExpression(s, Options{ObjectModel: "io.k8s.api.apps.v1.Deployment"}, "object.spec.replicaz > 1")
+	if err == nil || !strings.Contains(err.Detail, "undefined field 'replicaz'") {
+		t.Fatalf("undefined field: %v", err)
+	}
+	for _, ok := range []string{
+		"object.metadata.labels['a'] == 'b'",
+		"object.spec.template.spec.containers.all(c, c.image.startsWith('r/'))",
+		"object.spec.strategy.rollingUpdate.maxSurge == 1",
+		"object.spec.template.spec.containers[0].resources.limits['cpu'] == '1'",
+		"object.metadata.creationTimestamp < timestamp('2030-01-01T00:00:00Z')",
+	} {
+		if err := CheckExpression(s, Options{ObjectModel: "io.k8s.api.apps.v1.Deployment"}, ok); err != nil {
+			t.Errorf("%s: %v", ok, err)
+		}
+	}
+	if err := CheckExpression(s, Options{HasParams: true, ParamsModel: "io.k8s.api.core.v1.ConfigMap"}, "params.data['x'] == 'y'"); err != nil {
+		t.Errorf("params: %v", err)
+	}
+	if err := CheckExpression(s, Options{HasParams: true, ParamsModel: "io.k8s.api.core.v1.ConfigMap"}, "params.spec.x == 'y'"); err == nil {
+		t.Errorf("params.spec should not check")
+	}
+}
+
+func TestBudget(t *testing.T) {
+	c := Compile(policySpec("[1,2,3].all(x, x > 0)"), Options{})
+	e := c.NewEvaluation(context.Background(), Input{Object: deployment(1), Request: request()})
+	e.Budget = 1
+	_, err := e.Eval(&c.Validations[0])
+	if !errors.Is(err, ErrOutOfBudget) {
+		t.Fatalf("got %v", err)
+	}
+	_ = types.NullValue
+}
