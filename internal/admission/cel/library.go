@@ -145,5 +145,5 @@ func listsLib() cel.EnvOption {
 
 type simpleLib struct{ opts []cel.EnvOption }
 
-func (l simpleLib) CompileOptions() []cel.EnvOption { return l.opts }
+func (l simpleLib) CompileOptions() []cel.EnvOption   { return l.opts }
 func (simpleLib) ProgramOptions() []cel.ProgramOption { return nil }
