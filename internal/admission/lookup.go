@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.uber.org/zap"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/watch"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/pipeline"
+	"github.com/kpipe/kpipe/internal/storage/informer"
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
@@ -21,6 +23,8 @@ import (
 type Objects struct {
 	resources *api.Registry
 	prefix    string
+	ctx       context.Context // the pipeline generation's: informers end with it
+	log       *zap.Logger
 }
 
 // NewObjects returns an Objects over the server's resources.
@@ -28,7 +32,21 @@ func NewObjects(env *pipeline.Env) (*Objects, error) {
 	if env.Shared == nil || env.Shared.Resources == nil {
 		return nil, fmt.Errorf("needs the resource registry")
 	}
-	return &Objects{resources: env.Shared.Resources, prefix: env.Shared.StoragePrefix}, nil
+	return &Objects{resources: env.Shared.Resources, prefix: env.Shared.StoragePrefix, ctx: env.Context, log: env.Log}, nil
+}
+
+// Informer starts an in-memory mirror of res's objects in every
+// namespace, fed by a storage watch (through the watch cache where it is
+// on) until the pipeline generation that provisioned o retires. Readers
+// wait for Synced before trusting it.
+func (o *Objects) Informer(res *api.Resource) *informer.Informer {
+	inf := informer.New(informer.Source{Store: res.Store, Key: res.CollectionKey(o.prefix, ""), NewList: res.NewList}, o.log)
+	ctx := o.ctx
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	go inf.Run(ctx)
+	return inf
 }
 
 // Resource returns a served resource.
@@ -122,3 +140,6 @@ func (o *Objects) Watch(ctx context.Context, res *api.Resource, fn func(watch.Ev
 		w.Stop()
 	}
 }
+
+// Prefix is the storage key prefix (/registry by default).
+func (o *Objects) Prefix() string { return o.prefix }
