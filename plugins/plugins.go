@@ -16,6 +16,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
 	saadmission "github.com/kpipe/kpipe/plugins/admission/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
+	"github.com/kpipe/kpipe/plugins/admission/validatingadmissionpolicy"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
@@ -83,6 +84,7 @@ func Registry() *pipeline.Registry {
 		priorityclasses.Register,
 		resourcequotacontroller.Register,
 		serviceaccountcontroller.Register,
+		validatingadmissionpolicy.Register,
 	} {
 		register(r)
 	}
