@@ -272,6 +272,15 @@ func denyReplicas(t *testing.T, e *env) {
 	if _, err := e.cs.AppsV1().Deployments("vap-other").Create(ctx, deployment("big", 6), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("namespace the binding does not select: %v", err)
 	}
+	// kube's policy check metric counts the denials.
+	raw, err := e.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const metric = `apiserver_validating_admission_policy_check_total{enforcement_action="deny",error_type="no_error",policy="demo-policy.example.com",policy_binding="demo-binding-test.example.com"}`
+	if !strings.Contains(string(raw), metric) {
+		t.Errorf("/metrics lacks %s", metric)
+	}
 }
 
 func messageExpression(t *testing.T, e *env) {

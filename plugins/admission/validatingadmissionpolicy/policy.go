@@ -43,6 +43,8 @@ type Plugin struct {
 	bindings   *informer.Informer
 	log        *zap.Logger
 
+	metrics *metrics
+
 	mu       sync.Mutex
 	snap     *snapshot
 	compiled map[string]*policycel.Compiled // by uid/generation
@@ -78,6 +80,9 @@ func (p *Plugin) Provision(env *pipeline.Env) error {
 		return err
 	}
 	p.policies, p.bindings = o.Informer(pol), o.Informer(bind)
+	if env.Metrics != nil {
+		p.metrics = newMetrics(env)
+	}
 	p.compiled = map[string]*policycel.Compiled{}
 	p.params = map[schema.GroupVersionResource]*informer.Informer{}
 	return nil
@@ -165,6 +170,9 @@ type decision struct {
 	message string
 	reason  metav1.StatusReason
 	index   int
+	// elapsed and errType feed kube's policy check metrics.
+	elapsed time.Duration
+	errType string
 }
 
 // validationFailure is an Audit action's record, kube's JSON.
@@ -247,8 +255,12 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 			}
 			for _, param := range params {
 				res := validate(ctx, h, in, param)
+				for _, d := range res.ignored {
+					p.metrics.observe(h.policy.Name, b.Name, d, "allow")
+				}
 				for _, d := range res.decisions {
 					for _, action := range b.Spec.ValidationActions {
+						p.metrics.observe(h.policy.Name, b.Name, d, strings.ToLower(string(action)))
 						switch action {
 						case admissionregistrationv1.Deny:
 							denied = append(denied, decision{policy: h.policy, binding: b, message: d.message, reason: d.reason})
@@ -626,7 +638,9 @@ func options(a *admission.Attributes) map[string]any {
 
 // result is a policy's outcome for one binding and param.
 type result struct {
-	decisions   []decision
+	decisions []decision
+	// ignored are evaluation errors a failurePolicy Ignore admitted.
+	ignored     []decision
 	annotations []annotation
 }
 
@@ -639,10 +653,11 @@ type annotation struct {
 func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) result {
 	fail := failurePolicy(h.policy) == admissionregistrationv1.Fail
 	errorDecision := func(msg string) result {
+		d := decision{message: msg, errType: errorType(msg)}
 		if !fail {
-			return result{}
+			return result{ignored: []decision{d}}
 		}
-		return result{decisions: []decision{{message: msg}}}
+		return result{decisions: []decision{d}}
 	}
 	var params map[string]any
 	if param != nil {
@@ -684,13 +699,18 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 	ev := c.NewEvaluation(ctx, input)
 	var res result
 	for i := range c.Validations {
+		start := time.Now()
 		v, err := ev.Eval(&c.Validations[i])
+		elapsed := time.Since(start)
 		if errors.Is(err, policycel.ErrOutOfBudget) {
 			return errorDecision(err.Error())
 		}
 		if err != nil {
+			d := decision{message: err.Error(), index: i, elapsed: elapsed, errType: errorType(err.Error())}
 			if fail {
-				res.decisions = append(res.decisions, decision{message: err.Error(), index: i})
+				res.decisions = append(res.decisions, d)
+			} else {
+				res.ignored = append(res.ignored, d)
 			}
 			continue
 		}
@@ -698,7 +718,7 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 			continue
 		}
 		val := spec.Validations[i]
-		d := decision{index: i, reason: metav1.StatusReasonInvalid}
+		d := decision{index: i, reason: metav1.StatusReasonInvalid, elapsed: elapsed}
 		if val.Reason != nil {
 			d.reason = *val.Reason
 		}
