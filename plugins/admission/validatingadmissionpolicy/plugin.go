@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/types"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/api/defaults"
 	"github.com/kpipe/kpipe/internal/api/validation"
 	"github.com/kpipe/kpipe/internal/pipeline"
@@ -47,13 +48,13 @@ func (c *Config) decode() ([]*admissionregistrationv1.ValidatingAdmissionPolicy,
 	for i, m := range c.Policies {
 		p := &admissionregistrationv1.ValidatingAdmissionPolicy{}
 		if err := decodeInline(m, "ValidatingAdmissionPolicy", p); err != nil {
-			return nil, nil, fmt.Errorf("policies[%d]: %w", i, err)
+			return nil, nil, fieldError(fmt.Sprintf("policies[%d]", i), err.Error())
 		}
 		if err := valid(p); err != nil {
-			return nil, nil, fmt.Errorf("policies[%d] (%s): %w", i, p.Name, err)
+			return nil, nil, fieldError(fmt.Sprintf("policies[%d]", i), fmt.Sprintf("ValidatingAdmissionPolicy %q is invalid: %v", p.Name, err))
 		}
 		if seen[p.Name] {
-			return nil, nil, fmt.Errorf("policies[%d]: duplicate name %q", i, p.Name)
+			return nil, nil, fieldError(fmt.Sprintf("policies[%d].metadata.name", i), fmt.Sprintf("duplicate name %q", p.Name))
 		}
 		seen[p.Name] = true
 		p.Generation = 1
@@ -64,19 +65,21 @@ func (c *Config) decode() ([]*admissionregistrationv1.ValidatingAdmissionPolicy,
 	for i, m := range c.Bindings {
 		b := &admissionregistrationv1.ValidatingAdmissionPolicyBinding{}
 		if err := decodeInline(m, "ValidatingAdmissionPolicyBinding", b); err != nil {
-			return nil, nil, fmt.Errorf("bindings[%d]: %w", i, err)
+			return nil, nil, fieldError(fmt.Sprintf("bindings[%d]", i), err.Error())
 		}
 		if err := valid(b); err != nil {
-			return nil, nil, fmt.Errorf("bindings[%d] (%s): %w", i, b.Name, err)
+			return nil, nil, fieldError(fmt.Sprintf("bindings[%d]", i), fmt.Sprintf("ValidatingAdmissionPolicyBinding %q is invalid: %v", b.Name, err))
 		}
 		if seen[b.Name] {
-			return nil, nil, fmt.Errorf("bindings[%d]: duplicate name %q", i, b.Name)
+			return nil, nil, fieldError(fmt.Sprintf("bindings[%d].metadata.name", i), fmt.Sprintf("duplicate name %q", b.Name))
 		}
 		seen[b.Name] = true
 		bindings = append(bindings, b)
 	}
 	return policies, bindings, nil
 }
+
+func fieldError(key, msg string) error { return &config.FieldError{Key: key, Msg: msg} }
 
 // decodeInline decodes one object strictly: an unknown field is an error.
 func decodeInline(m map[string]any, kind string, out runtime.Object) error {
