@@ -570,6 +570,9 @@ func typeErrorInStatus(t *testing.T, e *env) {
 		t.Fatalf("typeChecking %+v, want two warnings", got.Status.TypeChecking)
 	}
 	w := got.Status.TypeChecking.ExpressionWarnings
+	for _, x := range w {
+		t.Logf("%s: %q", x.FieldRef, x.Warning)
+	}
 	if w[0].FieldRef != "spec.validations[1].expression" ||
 		!strings.HasPrefix(w[0].Warning, "apps/v1, Kind=Deployment: compilation failed: ERROR: <input>:1:22: found no matching overload for '_==_' applied to '(int, string)'") {
 		t.Errorf("warning 0: %+v", w[0])
@@ -590,7 +593,7 @@ func typeErrorInStatus(t *testing.T, e *env) {
 			t.Fatal(err)
 		}
 		if p.Generation == 2 && p.Status.ObservedGeneration == 2 {
-			if p.Status.TypeChecking == nil || len(p.Status.TypeChecking.ExpressionWarnings) != 0 {
+			if p.Status.TypeChecking != nil && len(p.Status.TypeChecking.ExpressionWarnings) != 0 {
 				t.Fatalf("typeChecking after the fix: %+v", p.Status.TypeChecking)
 			}
 			break

@@ -12,6 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	admissionregistrationv1ac "k8s.io/client-go/applyconfigurations/admissionregistration/v1"
 	"k8s.io/client-go/kubernetes"
 
 	policycel "github.com/kpipe/kpipe/internal/admission/cel"
@@ -79,10 +80,15 @@ func (c statusController) loop(ctx context.Context, cs kubernetes.Interface) {
 
 func (c statusController) reconcile(ctx context.Context, cs kubernetes.Interface, pol *admissionregistrationv1.ValidatingAdmissionPolicy) error {
 	warnings := c.p.typeCheck(pol)
-	out := pol.DeepCopy()
-	out.Status.ObservedGeneration = pol.Generation
-	out.Status.TypeChecking = &admissionregistrationv1.TypeChecking{ExpressionWarnings: warnings}
-	_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().UpdateStatus(ctx, out, metav1.UpdateOptions{FieldManager: ControllerName})
+	tc := admissionregistrationv1ac.TypeChecking()
+	for _, w := range warnings {
+		tc.WithExpressionWarnings(admissionregistrationv1ac.ExpressionWarning().WithFieldRef(w.FieldRef).WithWarning(w.Warning))
+	}
+	// As kube's controller: a forced apply of the status, so the
+	// controller owns observedGeneration and typeChecking.
+	ac := admissionregistrationv1ac.ValidatingAdmissionPolicy(pol.Name).WithStatus(
+		admissionregistrationv1ac.ValidatingAdmissionPolicyStatus().WithObservedGeneration(pol.Generation).WithTypeChecking(tc))
+	_, err := cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().ApplyStatus(ctx, ac, metav1.ApplyOptions{FieldManager: ControllerName, Force: true})
 	return err
 }
 
