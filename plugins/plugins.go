@@ -12,6 +12,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/namespaceautoprovision"
 	"github.com/kpipe/kpipe/plugins/admission/namespaceexists"
 	"github.com/kpipe/kpipe/plugins/admission/namespacelifecycle"
+	"github.com/kpipe/kpipe/plugins/admission/podsecurity"
 	"github.com/kpipe/kpipe/plugins/admission/priority"
 	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
 	saadmission "github.com/kpipe/kpipe/plugins/admission/serviceaccount"
@@ -84,6 +85,7 @@ func Registry() *pipeline.Registry {
 		priorityclasses.Register,
 		resourcequotacontroller.Register,
 		serviceaccountcontroller.Register,
+		podsecurity.Register,
 		validatingadmissionpolicy.Register,
 	} {
 		register(r)

@@ -47,5 +47,7 @@ func newEtcdCommand() *cobra.Command {
 	f.StringVar(&m.PeerKeyFile, "peer-key-file", "", "peer TLS key file")
 	f.StringVar(&m.PeerTrustedCAFile, "peer-trusted-ca-file", "", "CA that verifies peer certificates")
 	f.BoolVar(&m.PeerClientCertAuth, "peer-client-cert-auth", false, "require peer client certificates")
+	f.UintVar(&m.HeartbeatInterval, "heartbeat-interval", 100, "time (in milliseconds) of a heartbeat interval")
+	f.UintVar(&m.ElectionTimeout, "election-timeout", 1000, "time (in milliseconds) for an election to timeout")
 	return cmd
 }

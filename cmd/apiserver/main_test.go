@@ -2,14 +2,14 @@ package main
 
 import (
 	"bytes"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
 // run executes the command in-process and returns stdout and the error.
@@ -140,31 +140,8 @@ func TestVersionCommand(t *testing.T) {
 	}
 }
 
-var built struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// binary builds the real apiserver once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kpipe-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.bin = filepath.Join(dir, "apiserver")
-		if out, err := exec.Command("go", "build", "-o", built.bin, ".").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
+// binary is the real apiserver, built once per test run.
+func binary(t *testing.T) string { return testserver.Binary(t) }
 
 // The real binary exits non-zero with one line on stderr and no stack.
 func TestBinaryExitsCleanlyOnBadConfig(t *testing.T) {

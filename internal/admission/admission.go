@@ -106,7 +106,15 @@ func Handler[P any](typ string, plugins []Named[P], call func(p P, ctx context.C
 			return
 		}
 		a := &Attributes{Operation: OperationOf(info.Verb), Info: info, Op: op}
-		if err := Run(r.Context(), typ, plugins, call, m, a); err != nil {
+		err := Run(r.Context(), typ, plugins, call, m, a)
+		// The plugins' annotations go to the request's audit event, the
+		// rejected request's too (kube audits why it was refused). A key
+		// already there keeps its value, so the second stage and a retry
+		// passing the same ones again change nothing.
+		for k, v := range op.AuditAnnotations {
+			request.AddAuditAnnotation(r.Context(), k, v)
+		}
+		if err != nil {
 			for _, msg := range op.Warnings {
 				w.Header().Add("Warning", "299 - "+strconv.Quote(msg))
 			}

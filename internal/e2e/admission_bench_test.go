@@ -51,7 +51,7 @@ func BenchmarkAdmissionPlugin(b *testing.B) {
 	env := &pipeline.Env{Log: zap.NewNop(), Metrics: prometheus.NewRegistry(), Context: ctx,
 		Shared: &pipeline.Shared{Resources: reg, StoragePrefix: prefix}}
 	for _, name := range []string{"NamespaceLifecycle", "NamespaceExists", "NamespaceAutoProvision", "LimitRanger", "ServiceAccount",
-		"AlwaysPullImages", "Priority", "DefaultTolerationSeconds", "ResourceQuota"} {
+		"AlwaysPullImages", "Priority", "DefaultTolerationSeconds", "ResourceQuota", "PodSecurity"} {
 		for _, kind := range []pipeline.Kind{pipeline.KindMutatingAdmission, pipeline.KindValidatingAdmission} {
 			p, ok := registry.Lookup(kind, name)
 			if !ok {

@@ -1,122 +1,144 @@
 package faults
 
 import (
+	"context"
 	"fmt"
-	"github.com/kpipe/kpipe/internal/testserver"
-	"net/url"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
-	"go.etcd.io/etcd/server/v3/embed"
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-// member is one etcd of a cluster the test runs in-process on loopback.
+// member is one etcd of a cluster the test runs as processes of the real
+// binary (`apiserver etcd`) on loopback, so a kill is a real SIGKILL: no
+// deferred cleanup, no leadership handed over, WAL as the crash left it.
 type member struct {
 	name   string
 	client string // client URL
-	cfg    *embed.Config
-	e      *embed.Etcd
+	args   []string
+	cli    *clientv3.Client // this member alone, for its status
+
+	mu     sync.Mutex
+	cmd    *exec.Cmd
 	killed bool
 }
 
-// startEtcdCluster starts n etcd members on loopback ports as one cluster
-// and waits until it has a leader.
+// startEtcdCluster starts n etcd members as one cluster and waits until
+// it has a leader.
 func startEtcdCluster(t *testing.T, n int) []*member {
 	t.Helper()
 	ports := testserver.FreePorts(t, 2*n)
 	ms := make([]*member, n)
 	var initial []string
 	for i := range ms {
-		ms[i] = &member{name: fmt.Sprintf("m%d", i), client: "http://127.0.0.1:" + ports[2*i]}
 		initial = append(initial, fmt.Sprintf("m%d=http://127.0.0.1:%s", i, ports[2*i+1]))
 	}
 	dir := t.TempDir()
-	var wg sync.WaitGroup
-	errs := make([]error, n)
-	for i, m := range ms {
-		cfg := embed.NewConfig()
-		cfg.Name = m.name
-		cfg.Dir = filepath.Join(dir, m.name)
-		cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop()) // a killed peer makes the others log errors by design
-		cu, _ := url.Parse(m.client)
-		pu, _ := url.Parse("http://127.0.0.1:" + ports[2*i+1])
-		cfg.ListenClientUrls, cfg.AdvertiseClientUrls = []url.URL{*cu}, []url.URL{*cu}
-		cfg.ListenPeerUrls, cfg.AdvertisePeerUrls = []url.URL{*pu}, []url.URL{*pu}
-		cfg.InitialCluster = strings.Join(initial, ",")
-		cfg.InitialClusterToken = "kpipe-faults"
-		// Fast elections keep the test short; the defaults are 100ms/1s.
-		cfg.TickMs, cfg.ElectionMs = 50, 500
-		m.cfg = cfg
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			m.e, errs[i] = embed.StartEtcd(cfg)
-		}()
+	for i := range ms {
+		name, client, peer := fmt.Sprintf("m%d", i), "http://127.0.0.1:"+ports[2*i], "http://127.0.0.1:"+ports[2*i+1]
+		m := &member{name: name, client: client, args: []string{"etcd",
+			"--name", name, "--data-dir", filepath.Join(dir, name),
+			"--listen-client-urls", client, "--advertise-client-urls", client,
+			"--listen-peer-urls", peer, "--initial-advertise-peer-urls", peer,
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-token", "kpipe-faults",
+			// Fast elections keep the test short; etcd's defaults are 100/1000.
+			"--heartbeat-interval", "50", "--election-timeout", "500",
+		}}
+		cli, err := clientv3.New(clientv3.Config{Endpoints: []string{client}, DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m.cli = cli
+		ms[i] = m
+		m.start(t)
 	}
-	wg.Wait()
 	t.Cleanup(func() {
 		for _, m := range ms {
-			if m.e != nil && !m.killed {
-				m.e.Close()
-			}
+			m.kill()
+			m.cli.Close()
 		}
 	})
-	for i, err := range errs {
-		if err != nil {
-			t.Fatalf("etcd %s: %v", ms[i].name, err)
-		}
-	}
-	for _, m := range ms {
-		select {
-		case <-m.e.Server.ReadyNotify():
-		case <-time.After(30 * time.Second):
-			t.Fatalf("etcd %s not ready within 30s", m.name)
-		}
-	}
-	eventually(t, 20*time.Second, "an etcd leader", func() bool { return leader(ms) != nil })
+	eventually(t, 60*time.Second, "an etcd leader", func() bool { return leader(ms) != nil })
 	return ms
 }
 
-// leader is the member that is leader in its own eyes and its peers'.
-func leader(ms []*member) *member {
-	for _, m := range ms {
-		if m.killed {
-			continue
-		}
-		if m.e.Server.Leader() == m.e.Server.MemberID() {
-			for _, o := range ms {
-				if !o.killed && o.e.Server.Leader() != m.e.Server.MemberID() {
-					return nil
-				}
-			}
-			return m
-		}
+func (m *member) start(t *testing.T) {
+	t.Helper()
+	cmd := exec.Command(testserver.Binary(t), m.args...)
+	// Output is dropped: a killed peer makes the others log errors by design.
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("etcd %s: %v", m.name, err)
 	}
-	return nil
+	m.mu.Lock()
+	m.cmd, m.killed = cmd, false
+	m.mu.Unlock()
 }
 
-// kill stops the member without handing leadership over, as a crash would.
+// status is the member's view of the cluster, nil when it does not answer.
+func (m *member) status() *clientv3.StatusResponse {
+	m.mu.Lock()
+	killed := m.killed
+	m.mu.Unlock()
+	if killed {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	st, err := m.cli.Status(ctx, m.client)
+	if err != nil {
+		return nil
+	}
+	return st
+}
+
+// leader is the member that every live member names as leader.
+func leader(ms []*member) *member {
+	var lead uint64
+	var who *member
+	for _, m := range ms {
+		st := m.status()
+		if st == nil {
+			m.mu.Lock()
+			killed := m.killed
+			m.mu.Unlock()
+			if killed {
+				continue
+			}
+			return nil // alive but not answering: no settled leader yet
+		}
+		if st.Leader == 0 || (lead != 0 && st.Leader != lead) {
+			return nil
+		}
+		lead = st.Leader
+		if st.Header.MemberId == st.Leader {
+			who = m
+		}
+	}
+	return who
+}
+
+// kill sends SIGKILL, as a crash or the OOM killer would.
 func (m *member) kill() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.killed || m.cmd == nil {
+		return
+	}
 	m.killed = true
-	m.e.Server.HardStop()
-	m.e.Close()
+	m.cmd.Process.Kill()
+	m.cmd.Wait()
 }
 
 // restart starts a killed member again on its data directory and ports.
-func (m *member) restart(t *testing.T) {
-	t.Helper()
-	e, err := embed.StartEtcd(m.cfg)
-	if err != nil {
-		t.Fatalf("restart etcd %s: %v", m.name, err)
-	}
-	m.e, m.killed = e, false
-}
+func (m *member) restart(t *testing.T) { m.start(t) }
 
 func endpoints(ms []*member) []string {
 	var out []string

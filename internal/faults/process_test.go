@@ -3,9 +3,7 @@ package faults
 import (
 	"bufio"
 	"context"
-	"fmt"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -15,33 +13,12 @@ import (
 
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/kpipe/kpipe/internal/testserver"
 )
 
-var built struct {
-	once sync.Once
-	bin  string
-	err  error
-}
-
-// binary builds the real apiserver once per test run.
-func binary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "kpipe-faults-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.bin = filepath.Join(dir, "apiserver")
-		if out, err := exec.Command("go", "build", "-o", built.bin, "github.com/kpipe/kpipe/cmd/apiserver").CombinedOutput(); err != nil {
-			built.err = fmt.Errorf("build: %v\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.bin
-}
+// binary is the real apiserver, built once per test run.
+func binary(t *testing.T) string { return testserver.Binary(t) }
 
 // proc is the real binary serving a state directory on a fixed port, so
 // it can be started again on the same state after it dies.

@@ -77,6 +77,16 @@ const finishGrace = 500 * time.Millisecond
 func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handler, d time.Duration) {
 	ctx, cancel := context.WithTimeout(r.Context(), d)
 	defer cancel()
+	if r.ProtoMajor == 2 {
+		// Delivering the answer is bounded too: a client that grants no
+		// flow-control window would otherwise pin the stream and its
+		// goroutine, in our handler or in net/http's final flush, for as
+		// long as the connection lives. Past the deadline HTTP/2 resets
+		// just this stream. (HTTP/1 keeps its connection's deadline
+		// across requests, so it is left alone there: a stuck HTTP/1
+		// client holds only its own connection.)
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(2 * d))
+	}
 
 	gw := newGuardedWriter(w)
 	// A clone, so inner stages editing headers or the URL after we have

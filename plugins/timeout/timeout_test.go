@@ -516,3 +516,44 @@ func TestStartedAnswerFinishesAfterDeadline(t *testing.T) {
 		t.Fatalf("got %d %q, %v; want the handler's whole answer", resp.StatusCode, body, err)
 	}
 }
+
+// blockingWriter is a client that reads nothing: Write blocks until a
+// write deadline in the past is set, as a connection's would.
+type blockingWriter struct {
+	*httptest.ResponseRecorder
+	cut chan struct{}
+}
+
+func (w *blockingWriter) Write(b []byte) (int, error) {
+	<-w.cut
+	return 0, errors.New("i/o timeout")
+}
+
+func (w *blockingWriter) SetWriteDeadline(d time.Time) error {
+	if !d.IsZero() && !d.After(time.Now()) {
+		close(w.cut)
+	}
+	return nil
+}
+
+// A handler stuck in a write at the deadline is cut loose by a past write
+// deadline, so the stage answers (by aborting) instead of waiting on it.
+func TestStuckWriteCutAtDeadline(t *testing.T) {
+	w := &blockingWriter{ResponseRecorder: httptest.NewRecorder(), cut: make(chan struct{})}
+	h := router(t, stage(100*time.Millisecond), func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("a body the client never reads"))
+	})
+	done := make(chan any, 1)
+	go func() {
+		defer func() { done <- recover() }()
+		h.ServeHTTP(w, httptest.NewRequest(http.MethodGet, "/api/v1/pods", nil))
+	}()
+	select {
+	case p := <-done:
+		if p != http.ErrAbortHandler {
+			t.Fatalf("got %v, want the stream aborted", p)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the stage waited on a stuck write past its deadline")
+	}
+}

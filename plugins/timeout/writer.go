@@ -171,7 +171,7 @@ func (g *guardedWriter) finish() {
 // connection (HTTP/1) or reset the stream (HTTP/2), which net/http does,
 // without logging, for http.ErrAbortHandler.
 func (g *guardedWriter) timeout(err *apierrors.StatusError) {
-	g.mu.Lock()
+	g.lockCuttingStuckWrite()
 	g.timedOut = true
 	started, hijacked := g.wroteHeader, g.hijacked
 	if !started && !hijacked {
@@ -183,9 +183,39 @@ func (g *guardedWriter) timeout(err *apierrors.StatusError) {
 	}
 }
 
+// stuckWrite is how long the lock may stay taken at the deadline before
+// the handler is taken to be stuck in a write.
+const stuckWrite = 100 * time.Millisecond
+
+// lockCuttingStuckWrite takes g.mu. A handler blocked in Write holds it
+// for as long as the client reads nothing (or, on HTTP/2, grants no flow
+// control window), which may be forever; a write deadline in the past
+// fails that write (on HTTP/2 by resetting just this stream), so neither
+// the handler nor its in-flight slot outlives the request's timeout.
+func (g *guardedWriter) lockCuttingStuckWrite() {
+	if g.mu.TryLock() {
+		return
+	}
+	locked := make(chan struct{})
+	go func() {
+		g.mu.Lock()
+		close(locked)
+	}()
+	select {
+	case <-locked:
+	case <-time.After(stuckWrite):
+		_ = http.NewResponseController(g.w).SetWriteDeadline(time.Now())
+		<-locked
+	}
+}
+
 // started reports whether the handler has begun its response.
+// A lock held at that moment is a write in progress (or stuck), which
+// counts as started: waiting for the lock could be waiting forever.
 func (g *guardedWriter) started() bool {
-	g.mu.Lock()
+	if !g.mu.TryLock() {
+		return true
+	}
 	defer g.mu.Unlock()
 	return g.wroteHeader
 }

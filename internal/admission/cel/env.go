@@ -68,7 +68,7 @@ func base() (*cel.Env, error) {
 			ext.Strings(ext.StringsVersion(2)),
 			ext.Sets(),
 			ext.TwoVarComprehensions(),
-			ext.Lists(),
+			ext.Lists(ext.ListsVersion(3)),
 			regexLib(),
 			listsLib(),
 		)

@@ -28,6 +28,8 @@ type Member struct {
 	ClientCertAuth                               bool
 	PeerCertFile, PeerKeyFile, PeerTrustedCAFile string
 	PeerClientCertAuth                           bool
+	// Raft timing in milliseconds; 0 keeps etcd's 100 and 1000.
+	HeartbeatInterval, ElectionTimeout uint
 }
 
 // RunMember runs the member until ctx ends or etcd fails.
@@ -77,6 +79,12 @@ func RunMember(ctx context.Context, m Member, log *zap.Logger) error {
 	cfg.ClientTLSInfo.TrustedCAFile, cfg.ClientTLSInfo.ClientCertAuth = m.TrustedCAFile, m.ClientCertAuth
 	cfg.PeerTLSInfo.CertFile, cfg.PeerTLSInfo.KeyFile = m.PeerCertFile, m.PeerKeyFile
 	cfg.PeerTLSInfo.TrustedCAFile, cfg.PeerTLSInfo.ClientCertAuth = m.PeerTrustedCAFile, m.PeerClientCertAuth
+	if m.HeartbeatInterval != 0 {
+		cfg.TickMs = m.HeartbeatInterval
+	}
+	if m.ElectionTimeout != 0 {
+		cfg.ElectionMs = m.ElectionTimeout
+	}
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(quiet(log, zapcore.InfoLevel))
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("etcd member %s: %w", m.Name, err)
