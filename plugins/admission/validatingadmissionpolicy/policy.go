@@ -295,7 +295,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 			}
 		}
 		for _, k := range annotationKeys {
-			annotate(ctx, a, h.policy.Name+"/"+k, strings.Join(annotations[k], ", "))
+			_ = a.AddAnnotation(h.policy.Name+"/"+k, strings.Join(annotations[k], ", "))
 		}
 	}
 	if len(failures) > 0 {
@@ -303,7 +303,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 			failures = failures[:maxValidationFailures]
 		}
 		if v, err := json.Marshal(failures); err == nil {
-			annotate(ctx, a, validationFailureAnnotationKey, string(v))
+			_ = a.AddAnnotation(validationFailureAnnotationKey, string(v))
 		}
 	}
 	if len(denied) == 0 {
@@ -330,14 +330,6 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	}
 	se.ErrStatus.Details.Causes = append(se.ErrStatus.Details.Causes, metav1.StatusCause{Message: msg})
 	return se
-}
-
-// annotate records an audit annotation on the admission attributes and
-// on the request's audit event.
-func annotate(ctx context.Context, a *admission.Attributes, key, value string) {
-	if err := a.AddAnnotation(key, value); err == nil {
-		request.AddAuditAnnotation(ctx, key, value)
-	}
 }
 
 func reasonToCode(r metav1.StatusReason) int32 {
