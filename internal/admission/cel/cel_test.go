@@ -171,3 +171,50 @@ func TestBudget(t *testing.T) {
 	}
 	_ = types.NullValue
 }
+
+type fakeAuthz struct{ checks []AuthzCheck }
+
+func (f *fakeAuthz) Authorize(_ context.Context, c AuthzCheck) (bool, string, error) {
+	f.checks = append(f.checks, c)
+	if c.Path == "/healthz" {
+		return true, "", nil
+	}
+	if c.User.Name == "system:serviceaccount:ns:robot" {
+		return false, "robots may not", nil
+	}
+	return c.ResourceRequest && c.Verb == "get" && c.Resource == "pods", "rbac says so", nil
+}
+
+func TestAuthorizer(t *testing.T) {
+	for _, tc := range []struct {
+		expr string
+		want bool
+	}{
+		{"authorizer.group('').resource('pods').namespace('ns').name('p').check('get').allowed()", true},
+		{"authorizer.group('').resource('pods').check('delete').allowed()", false},
+		{"authorizer.group('').resource('pods').check('get').reason() == 'rbac says so'", true},
+		{"authorizer.path('/healthz').check('get').allowed() && !authorizer.path('/healthz').check('get').errored()", true},
+		{"authorizer.serviceAccount('ns', 'robot').group('').resource('pods').check('get').reason() == 'robots may not'", true},
+		{"authorizer.requestResource.check('get').allowed()", true},
+		{"authorizer.requestResource.subresource('status').check('update').allowed()", false},
+	} {
+		t.Run(tc.expr, func(t *testing.T) {
+			c := Compile(policySpec(tc.expr), Options{})
+			if err := c.Validations[0].Err; err != nil {
+				t.Fatal(err)
+			}
+			f := &fakeAuthz{}
+			u := AuthzUser{Name: "alice"}
+			in := Input{Object: deployment(1), Request: request(),
+				Authorizer:      NewAuthorizer(context.Background(), f, u),
+				RequestResource: NewRequestResourceAuthorizer(context.Background(), f, u, "", "pods", "", "ns", "p")}
+			got, err := c.NewEvaluation(context.Background(), in).Eval(&c.Validations[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != types.Bool(tc.want) {
+				t.Fatalf("got %v, want %v (checks %+v)", got, tc.want, f.checks)
+			}
+		})
+	}
+}

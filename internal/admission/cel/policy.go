@@ -151,6 +151,9 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		cel.Variable(RequestVar, cel.ObjectType(requestTypeName)),
 		cel.Variable(NamespaceVar, cel.ObjectType(namespaceTypeName)),
 		cel.Variable(VariablesVar, cel.ObjectType(variablesTypeName)),
+		cel.Variable(AuthorizerVar, authorizerType),
+		cel.Variable(RequestResourceAuthorizerVar, resourceCheckType),
+		authzLib(),
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
@@ -222,6 +225,10 @@ var ErrOutOfBudget = errors.New("validation failed due to running out of cost bu
 type Input struct {
 	Object, OldObject, Params, Namespace map[string]any
 	Request                              map[string]any
+	// Authorizer and RequestResource are `authorizer` and
+	// `authorizer.requestResource` (NewAuthorizer,
+	// NewRequestResourceAuthorizer); nil leaves them unset.
+	Authorizer, RequestResource ref.Val
 }
 
 // Evaluation evaluates a compiled policy's expressions on one input,
@@ -308,6 +315,14 @@ func (a *activation) ResolveName(name string) (any, bool) {
 		return a.in.Request, true
 	case VariablesVar:
 		return a.vars, true
+	case AuthorizerVar:
+		if a.in.Authorizer != nil {
+			return a.in.Authorizer, true
+		}
+	case RequestResourceAuthorizerVar:
+		if a.in.RequestResource != nil {
+			return a.in.RequestResource, true
+		}
 	}
 	return nil, false
 }

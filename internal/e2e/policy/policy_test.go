@@ -135,6 +135,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		{"TypeErrorInStatus", typeErrorInStatus},
 		{"InlinePolicy", inlinePolicy},
 		{"DeletedPolicyStopsApplying", deletedPolicy},
+		{"Authorizer", authorizerChecks},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}
@@ -637,4 +638,27 @@ func deletedPolicy(t *testing.T, e *env) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// authorizerChecks asks RBAC from CEL: the requesting admin may create
+// the request's resource; a service account without roles may not list
+// secrets.
+func authorizerChecks(t *testing.T, e *env) {
+	namespace(t, e, "vap-authz", map[string]string{"vap-case": "authz"})
+	createPolicy(t, e, &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "authz-policy"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			MatchConstraints: rules("", "resourcequotas", admissionregistrationv1.Create),
+			Validations: []admissionregistrationv1.Validation{
+				{Expression: "authorizer.requestResource.check('create').allowed()", Message: "requester may not create"},
+				{Expression: "authorizer.serviceAccount(request.namespace, object.metadata.name).group('').resource('secrets').namespace(request.namespace).check('list').allowed()",
+					MessageExpression: "'service account ' + object.metadata.name + ' may not list secrets'"},
+			},
+		},
+	}, binding("authz-binding", "authz-policy", deny, "authz"))
+	pts := e.cs.CoreV1().ResourceQuotas("vap-authz")
+	pt := &corev1.ResourceQuota{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}
+	waitRefused(t, "a quota", func(o metav1.CreateOptions) error { _, err := pts.Create(ctx, pt, o); return err })
+	_, err := pts.Create(ctx, pt, metav1.CreateOptions{})
+	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `resourcequotas "robot" is forbidden: ValidatingAdmissionPolicy 'authz-policy' with binding 'authz-binding' denied request: service account robot may not list secrets`)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
@@ -26,6 +27,7 @@ import (
 	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/admission/matching"
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/internal/storage/informer"
@@ -39,6 +41,7 @@ type Plugin struct {
 	objects    *admission.Objects
 	resources  *api.Registry
 	namespaces *matching.Namespaces
+	authz      *auth.Holder
 	policies   *informer.Informer
 	bindings   *informer.Informer
 	log        *zap.Logger
@@ -64,7 +67,7 @@ func (p *Plugin) Provision(env *pipeline.Env) error {
 	if err != nil {
 		return err
 	}
-	p.objects, p.resources, p.log = o, env.Shared.Resources, env.Log
+	p.objects, p.resources, p.log, p.authz = o, env.Shared.Resources, env.Log, env.Shared.Authorizer
 	if p.log == nil {
 		p.log = zap.NewNop()
 	}
@@ -496,6 +499,7 @@ func withKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 // inputs are the request's CEL values, built once per request.
 type inputs struct {
 	object, oldObject, request, namespace map[string]any
+	authorizer, requestResource           ref.Val
 }
 
 func toMap(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
@@ -525,6 +529,13 @@ func (p *Plugin) newInputs(ctx context.Context, a *admission.Attributes, req mat
 		return nil, apierrors.NewInternalError(fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err))
 	}
 	in.request = requestMap(ctx, a, req)
+	var u policycel.AuthzUser
+	if ru, ok := request.UserFrom(ctx); ok {
+		u = policycel.AuthzUser{Name: ru.Name, UID: ru.UID, Groups: ru.Groups, Extra: ru.Extra}
+	}
+	az := holderAuthorizer{p.authz}
+	in.authorizer = policycel.NewAuthorizer(ctx, az, u)
+	in.requestResource = policycel.NewRequestResourceAuthorizer(ctx, az, u, req.Resource.Group, req.Resource.Resource, req.Subresource, req.Namespace, req.Name)
 	// kube gives no namespaceObject for a Namespace itself.
 	if ns := req.Namespace; ns != "" && !(req.Kind.Group == "" && req.Kind.Kind == "Namespace") {
 		n, err := p.namespaces.Get(ctx, ns)
@@ -660,7 +671,8 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 	}
 	c := h.compiled
 	spec := &h.policy.Spec
-	input := policycel.Input{Object: in.object, OldObject: in.oldObject, Request: in.request, Params: params, Namespace: in.namespace}
+	input := policycel.Input{Object: in.object, OldObject: in.oldObject, Request: in.request, Params: params, Namespace: in.namespace,
+		Authorizer: in.authorizer, RequestResource: in.requestResource}
 	if len(c.MatchConditions) > 0 {
 		// Match conditions see no namespaceObject, as kube's matcher.
 		mi := input
@@ -764,4 +776,24 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 		res.annotations = append(res.annotations, an)
 	}
 	return res
+}
+
+// holderAuthorizer answers CEL's authorizer checks with the server's
+// current authorization stage, as kube's authz library asks its
+// authorizer: resource checks for any API version ("*").
+type holderAuthorizer struct{ h *auth.Holder }
+
+func (a holderAuthorizer) Authorize(ctx context.Context, c policycel.AuthzCheck) (bool, string, error) {
+	attrs := &auth.Attributes{
+		User: &request.User{Name: c.User.Name, UID: c.User.UID, Groups: c.User.Groups, Extra: c.User.Extra},
+		Verb: c.Verb, ResourceRequest: c.ResourceRequest,
+	}
+	if c.ResourceRequest {
+		attrs.APIGroup, attrs.APIVersion, attrs.Resource, attrs.Subresource = c.Group, "*", c.Resource, c.Subresource
+		attrs.Namespace, attrs.Name = c.Namespace, c.Name
+	} else {
+		attrs.Path = c.Path
+	}
+	d, reason, err := a.h.Authorize(ctx, attrs)
+	return d == auth.Allow, reason, err
 }
