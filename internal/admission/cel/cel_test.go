@@ -61,6 +61,7 @@ func TestEvaluate(t *testing.T) {
 		{name: "sets ext", expr: "sets.contains([1,2,3], [2])", want: true},
 		{name: "regex find", expr: "'abc123'.find('[0-9]+') == '123' && 'a1b2'.findAll('[0-9]').size() == 2", want: true},
 		{name: "lists", expr: "[3,1,2].max() == 3 && [1,2,3].isSorted() && [1,2].sum() == 3 && [1,2,1].lastIndexOf(1) == 2", want: true},
+		{name: "quantity", expr: "quantity('1Gi').isGreaterThan(quantity('512Mi')) && quantity('1').add(2).asInteger() == 3 && isQuantity('100m') && !isQuantity('x') && sign(quantity('-1')) == -1 && quantity('1.5').asApproximateFloat() == 1.5 && quantity('1k') == quantity('1000')", want: true},
 		{name: "optional", expr: "object.?spec.?paused.orValue(false) == false", want: true},
 		{name: "runtime error", expr: "object.spec.missing > 1", wantErr: "expression 'object.spec.missing > 1' resulted in error: no such key: missing"},
 		{name: "cost limit", expr: "[1,2,3,4,5,6,7,8,9,10].all(a, [1,2,3,4,5,6,7,8,9,10].all(b, [1,2,3,4,5,6,7,8,9,10].all(c, [1,2,3,4,5,6,7,8,9,10].all(d, [1,2,3,4,5,6,7,8,9,10].all(e, [1,2,3,4,5,6,7,8,9,10].all(f, true))))))",

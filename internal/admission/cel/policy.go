@@ -154,6 +154,7 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		cel.Variable(AuthorizerVar, authorizerType),
 		cel.Variable(RequestResourceAuthorizerVar, resourceCheckType),
 		authzLib(),
+		quantityLib(),
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
