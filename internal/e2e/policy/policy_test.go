@@ -4,8 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -136,6 +139,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		{"InlinePolicy", inlinePolicy},
 		{"DeletedPolicyStopsApplying", deletedPolicy},
 		{"Authorizer", authorizerChecks},
+		{"StoredDefaultsMatchKube", storedDefaults},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
 	}
@@ -661,4 +665,59 @@ func authorizerChecks(t *testing.T, e *env) {
 	waitRefused(t, "a quota", func(o metav1.CreateOptions) error { _, err := pts.Create(ctx, pt, o); return err })
 	_, err := pts.Create(ctx, pt, metav1.CreateOptions{})
 	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `resourcequotas "robot" is forbidden: ValidatingAdmissionPolicy 'authz-policy' with binding 'authz-binding' denied request: service account robot may not list secrets`)
+}
+
+// storedDefaults creates the policy and binding manifests of
+// internal/api/defaults' golden files through the server: what is stored
+// is what kube-apiserver stores.
+func storedDefaults(t *testing.T, e *env) {
+	c := e.ts.HTTPClient(t)
+	for _, name := range []string{"validatingadmissionpolicy", "validatingadmissionpolicybinding"} {
+		t.Run(name, func(t *testing.T) {
+			var in, golden, stored map[string]any
+			for path, out := range map[string]*map[string]any{
+				"../../api/defaults/testdata/" + name + ".input.yaml":  &in,
+				"../../api/defaults/testdata/" + name + ".golden.yaml": &golden,
+			} {
+				raw, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := yaml.Unmarshal(raw, out); err != nil {
+					t.Fatal(err)
+				}
+			}
+			url := e.ts.URL() + "/apis/admissionregistration.k8s.io/v1/" + strings.TrimSuffix(name, "y") + "ies"
+			if name == "validatingadmissionpolicybinding" {
+				url = e.ts.URL() + "/apis/admissionregistration.k8s.io/v1/validatingadmissionpolicybindings"
+			}
+			body, _ := json.Marshal(in)
+			resp, err := c.Post(url, "application/json", strings.NewReader(string(body)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			raw, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusCreated {
+				t.Fatalf("create: %d %s", resp.StatusCode, raw)
+			}
+			if err := json.Unmarshal(raw, &stored); err != nil {
+				t.Fatal(err)
+			}
+			for _, o := range []map[string]any{golden, stored} {
+				delete(o, "status")
+				m := o["metadata"].(map[string]any)
+				for _, k := range []string{"uid", "resourceVersion", "creationTimestamp", "generation", "managedFields"} {
+					delete(m, k)
+				}
+			}
+			if !reflect.DeepEqual(golden, stored) {
+				t.Errorf("stored object differs from kube's:\nkube  %v\nkpipe %v", golden, stored)
+			}
+			req, _ := http.NewRequest(http.MethodDelete, url+"/"+in["metadata"].(map[string]any)["name"].(string), nil)
+			if resp, err := c.Do(req); err == nil {
+				resp.Body.Close()
+			}
+		})
+	}
 }
