@@ -88,6 +88,13 @@ func (p *Plugin) Provision(env *pipeline.Env) error {
 	}
 	p.compiled = map[string]*policycel.Compiled{}
 	p.params = map[schema.GroupVersionResource]*informer.Informer{}
+	// Inline policies have no status: their type warnings go to the log.
+	for _, pol := range p.inlinePolicies {
+		for _, w := range p.typeCheck(pol) {
+			p.log.Warn("inline ValidatingAdmissionPolicy: type checking", zap.String("policy", pol.Name),
+				zap.String("fieldRef", w.FieldRef), zap.String("warning", w.Warning))
+		}
+	}
 	return nil
 }
 
