@@ -139,6 +139,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		{"InlinePolicy", inlinePolicy},
 		{"DeletedPolicyStopsApplying", deletedPolicy},
 		{"Authorizer", authorizerChecks},
+		{"MatchingAndParamSelector", matchingAndParamSelector},
 		{"StoredDefaultsMatchKube", storedDefaults},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
@@ -720,4 +721,87 @@ func storedDefaults(t *testing.T, e *env) {
 			}
 		})
 	}
+}
+
+// matchingAndParamSelector covers matchConditions, excludeResourceRules,
+// objectSelector, oldObject on update, DELETE with a null object, and
+// params chosen by a label selector (each one evaluated).
+func matchingAndParamSelector(t *testing.T, e *env) {
+	namespace(t, e, "vap-match", map[string]string{"vap-case": "match"})
+	cms := e.cs.CoreV1().ConfigMaps("vap-match")
+	for _, l := range []struct{ name, value string }{{"limit-a", "x"}, {"limit-b", "y"}} {
+		if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: l.name, Labels: map[string]string{"role": "forbidden-value"}},
+			Data: map[string]string{"value": l.value}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mr := rules("", "*", admissionregistrationv1.Create, admissionregistrationv1.Update, admissionregistrationv1.Delete)
+	mr.ExcludeResourceRules = []admissionregistrationv1.NamedRuleWithOperations{{RuleWithOperations: admissionregistrationv1.RuleWithOperations{
+		Operations: []admissionregistrationv1.OperationType{admissionregistrationv1.OperationAll},
+		Rule:       admissionregistrationv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"configmaps"}},
+	}}}
+	mr.ObjectSelector = &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "skip", Operator: metav1.LabelSelectorOpDoesNotExist}}}
+	p := &admissionregistrationv1.ValidatingAdmissionPolicy{
+		ObjectMeta: metav1.ObjectMeta{Name: "match-policy"},
+		Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+			ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"},
+			MatchConstraints: mr,
+			MatchConditions: []admissionregistrationv1.MatchCondition{
+				{Name: "not-system", Expression: "!request.userInfo.username.startsWith('system:')"},
+				{Name: "secrets-only", Expression: "request.resource.resource == 'secrets'"},
+			},
+			Validations: []admissionregistrationv1.Validation{
+				{Expression: "request.operation == 'DELETE' ? object == null && oldObject.metadata.labels['tier'] != 'protected' : true", Message: "protected"},
+				{Expression: "request.operation != 'UPDATE' || oldObject.metadata.labels['tier'] == object.metadata.labels['tier']", Message: "tier is immutable"},
+				{Expression: "object == null || !has(object.metadata.labels) || !('value' in object.metadata.labels) || object.metadata.labels['value'] != params.data.value",
+					MessageExpression: "'value ' + params.data.value + ' is taken by ' + params.metadata.name"},
+			},
+		},
+	}
+	b := binding("match-binding", "match-policy", deny, "match")
+	b.Spec.ParamRef = &admissionregistrationv1.ParamRef{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"role": "forbidden-value"}},
+		ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction)}
+	createPolicy(t, e, p, b)
+	secrets := e.cs.CoreV1().Secrets("vap-match")
+	secret := func(name, value, tier string, skip bool) *corev1.Secret {
+		s := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"value": value, "tier": tier}}}
+		if skip {
+			s.Labels["skip"] = "1"
+		}
+		return s
+	}
+	waitRefused(t, "a secret with a taken value", func(o metav1.CreateOptions) error { _, err := secrets.Create(ctx, secret("s1", "y", "a", false), o); return err })
+	// Each selected param is evaluated: y is taken by limit-b.
+	_, err := secrets.Create(ctx, secret("s1", "y", "a", false), metav1.CreateOptions{})
+	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `secrets "s1" is forbidden: ValidatingAdmissionPolicy 'match-policy' with binding 'match-binding' denied request: value y is taken by limit-b`)
+	// The objectSelector skips labelled objects.
+	if _, err := secrets.Create(ctx, secret("skipped", "y", "a", true), dryRun); err != nil {
+		t.Fatalf("object selector: %v", err)
+	}
+	// excludeResourceRules: configmaps are never checked.
+	if _, err := cms.Create(ctx, &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c", Labels: map[string]string{"value": "x"}}}, dryRun); err != nil {
+		t.Fatalf("excluded resource: %v", err)
+	}
+	// A match condition that is false skips the policy: serviceaccounts
+	// are matched by the rules, not by the condition.
+	if _, err := e.cs.CoreV1().ServiceAccounts("vap-match").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Labels: map[string]string{"value": "x"}}}, dryRun); err != nil {
+		t.Fatalf("match condition: %v", err)
+	}
+	// oldObject on update.
+	s, err := secrets.Create(ctx, secret("s2", "z", "a", false), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Labels["tier"] = "b"
+	_, err = secrets.Update(ctx, s, metav1.UpdateOptions{})
+	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `secrets "s2" is forbidden: ValidatingAdmissionPolicy 'match-policy' with binding 'match-binding' denied request: tier is immutable`)
+	// DELETE: object is null, oldObject the stored one.
+	if err := secrets.Delete(ctx, "s2", metav1.DeleteOptions{}); err != nil {
+		t.Fatalf("delete: %v", err)
+	}
+	if _, err := secrets.Create(ctx, secret("s3", "z", "protected", false), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	err = secrets.Delete(ctx, "s3", metav1.DeleteOptions{})
+	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `secrets "s3" is forbidden: ValidatingAdmissionPolicy 'match-policy' with binding 'match-binding' denied request: protected`)
 }
