@@ -770,7 +770,10 @@ func matchingAndParamSelector(t *testing.T, e *env) {
 		}
 		return s
 	}
-	waitRefused(t, "a secret with a taken value", func(o metav1.CreateOptions) error { _, err := secrets.Create(ctx, secret("s1", "y", "a", false), o); return err })
+	waitRefused(t, "a secret with a taken value", func(o metav1.CreateOptions) error {
+		_, err := secrets.Create(ctx, secret("s1", "y", "a", false), o)
+		return err
+	})
 	// Each selected param is evaluated: y is taken by limit-b.
 	_, err := secrets.Create(ctx, secret("s1", "y", "a", false), metav1.CreateOptions{})
 	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `secrets "s1" is forbidden: ValidatingAdmissionPolicy 'match-policy' with binding 'match-binding' denied request: value y is taken by limit-b`)
