@@ -155,6 +155,7 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		cel.Variable(RequestResourceAuthorizerVar, resourceCheckType),
 		authzLib(),
 		quantityLib(),
+		netLib(),
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
