@@ -576,7 +576,10 @@ func requestMap(ctx context.Context, a *admission.Attributes, req matching.Reque
 	gvr := map[string]any{"group": req.Resource.Group, "version": req.Resource.Version, "resource": req.Resource.Resource}
 	m := map[string]any{
 		"uid": uuid.NewString(), "kind": gvk, "resource": gvr, "requestKind": gvk, "requestResource": gvr,
-		"name": req.Name, "operation": req.Operation, "dryRun": a.DryRun(),
+		"operation": req.Operation, "dryRun": a.DryRun(),
+	}
+	if req.Name != "" {
+		m["name"] = req.Name
 	}
 	if req.Subresource != "" {
 		m["subResource"], m["requestSubResource"] = req.Subresource, req.Subresource
