@@ -156,6 +156,7 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		authzLib(),
 		quantityLib(),
 		netLib(),
+		formatLib(),
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
