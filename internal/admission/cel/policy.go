@@ -157,6 +157,7 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		quantityLib(),
 		netLib(),
 		formatLib(),
+		semverLib(),
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
