@@ -245,3 +245,21 @@ func BenchmarkEvaluate(b *testing.B) {
 		}
 	}
 }
+
+func TestCheckMatchCondition(t *testing.T) {
+	if err := CheckMatchCondition("request.operation == 'CREATE' && authorizer.path('/x').check('get').allowed()", false); err != nil {
+		t.Fatal(err)
+	}
+	for src, want := range map[string]string{
+		"variables.x":          "undeclared reference to 'variables'",
+		"params.x == 1":        "undeclared reference to 'params'",
+		"object.metadata.name": "must evaluate to bool but got dyn",
+	} {
+		if err := CheckMatchCondition(src, false); err == nil || !strings.Contains(err.Detail, want) {
+			t.Errorf("%s: got %v, want %q", src, err, want)
+		}
+	}
+	if err := CheckMatchCondition("params.x == 1", true); err != nil {
+		t.Errorf("with params: %v", err)
+	}
+}

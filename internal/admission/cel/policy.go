@@ -119,9 +119,23 @@ func Compile(spec *admissionregistrationv1.ValidatingAdmissionPolicySpec, opts O
 	return c
 }
 
-// CompileOne compiles a single expression with any result type, against
-// a policy's variables: the type checker's entry point.
+// CheckMatchCondition compiles a match condition as kube's validation
+// does: a bool, without composited variables.
+func CheckMatchCondition(src string, hasParams bool) *Error {
+	env, _, err := newEnv(Options{HasParams: hasParams}, false)
+	if err != nil {
+		return internal("unexpected error loading CEL environment: %v", err)
+	}
+	return compileExpr(env, src, boolTypes).Err
+}
+
 func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
+	return newEnv(opts, true)
+}
+
+// newEnv is the environment of a policy's expressions; withVariables
+// declares `variables`, whose fields the returned type collects.
+func newEnv(opts Options, withVariables bool) (*cel.Env, *structType, error) {
 	b, err := base()
 	if err != nil {
 		return nil, nil, err
@@ -150,7 +164,6 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 		cel.Variable(OldObjectVar, objType),
 		cel.Variable(RequestVar, cel.ObjectType(requestTypeName)),
 		cel.Variable(NamespaceVar, cel.ObjectType(namespaceTypeName)),
-		cel.Variable(VariablesVar, cel.ObjectType(variablesTypeName)),
 		cel.Variable(AuthorizerVar, authorizerType),
 		cel.Variable(RequestResourceAuthorizerVar, resourceCheckType),
 		authzLib(),
@@ -161,6 +174,9 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 	}
 	if opts.HasParams {
 		envOpts = append(envOpts, cel.Variable(ParamsVar, paramsType))
+	}
+	if withVariables {
+		envOpts = append(envOpts, cel.Variable(VariablesVar, cel.ObjectType(variablesTypeName)))
 	}
 	env, err := b.Extend(envOpts...)
 	return env, vt, err

@@ -550,8 +550,13 @@ func validatePolicyExpressions(s *admissionregistrationv1.ValidatingAdmissionPol
 		check(&c.Variables[i].Expression, p.Child("variables").Index(i).Child("expression"))
 	}
 	if !ignoreMatchConditions {
-		for i := range c.MatchConditions {
-			check(&c.MatchConditions[i], p.Child("matchConditions").Index(i).Child("expression"))
+		// kube compiles match conditions without the composited variables.
+		for i, m := range s.MatchConditions {
+			if strings.TrimSpace(m.Expression) == "" {
+				continue
+			}
+			x := policycel.Expression{Source: m.Expression, Err: policycel.CheckMatchCondition(m.Expression, s.ParamKind != nil)}
+			check(&x, p.Child("matchConditions").Index(i).Child("expression"))
 		}
 	}
 	for i := range c.Validations {
