@@ -159,6 +159,15 @@ func (p *Plugin) current() *snapshot {
 // waitSynced waits for the informers' first lists, as kube's plugin waits
 // to be ready.
 func (p *Plugin) waitSynced(ctx context.Context) bool {
+	select {
+	case <-p.policies.Synced():
+		select {
+		case <-p.bindings.Synced():
+			return true
+		default:
+		}
+	default:
+	}
 	t := time.NewTimer(10 * time.Second)
 	defer t.Stop()
 	for _, inf := range []*informer.Informer{p.policies, p.bindings} {
