@@ -140,6 +140,7 @@ func TestValidatingAdmissionPolicy(t *testing.T) {
 		{"DeletedPolicyStopsApplying", deletedPolicy},
 		{"Authorizer", authorizerChecks},
 		{"MatchingAndParamSelector", matchingAndParamSelector},
+		{"ParamsMisconfigured", paramsMisconfigured},
 		{"StoredDefaultsMatchKube", storedDefaults},
 	} {
 		t.Run(c.name, func(t *testing.T) { c.fn(t, e) })
@@ -807,4 +808,41 @@ func matchingAndParamSelector(t *testing.T, e *env) {
 	}
 	err = secrets.Delete(ctx, "s3", metav1.DeleteOptions{})
 	expectStatus(t, err, 422, metav1.StatusReasonInvalid, `secrets "s3" is forbidden: ValidatingAdmissionPolicy 'match-policy' with binding 'match-binding' denied request: protected`)
+}
+
+// paramsMisconfigured: a paramKind no resource serves fails the binding
+// under failurePolicy Fail and is skipped under Ignore.
+func paramsMisconfigured(t *testing.T, e *env) {
+	namespace(t, e, "vap-badparams", map[string]string{"vap-case": "badparams"})
+	for _, fp := range []admissionregistrationv1.FailurePolicyType{admissionregistrationv1.Fail, admissionregistrationv1.Ignore} {
+		name := "bad-params-" + strings.ToLower(string(fp))
+		b := binding(name, name, deny, "badparams")
+		b.Spec.ParamRef = &admissionregistrationv1.ParamRef{Name: "x", ParameterNotFoundAction: ptr.To(admissionregistrationv1.AllowAction)}
+		createPolicy(t, e, &admissionregistrationv1.ValidatingAdmissionPolicy{
+			ObjectMeta: metav1.ObjectMeta{Name: name},
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{
+				FailurePolicy:    ptr.To(fp),
+				ParamKind:        &admissionregistrationv1.ParamKind{APIVersion: "example.com/v1", Kind: "Nope"},
+				MatchConstraints: rules("", "configmaps", admissionregistrationv1.Create),
+				Validations:      []admissionregistrationv1.Validation{{Expression: "true"}},
+			},
+		}, b)
+	}
+	cms := e.cs.CoreV1().ConfigMaps("vap-badparams")
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "c"}}
+	waitRefused(t, "a configmap", func(o metav1.CreateOptions) error { _, err := cms.Create(ctx, cm, o); return err })
+	_, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+	expectStatus(t, err, 422, metav1.StatusReasonInvalid, "configmaps \"c\" is forbidden: ValidatingAdmissionPolicy 'bad-params-fail' with binding 'bad-params-fail' denied request: failed to configure binding: paramKind kind `&ParamKind{APIVersion:example.com/v1,Kind:Nope,}` not known")
+	if err := e.cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "bad-params-fail", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil {
+			break
+		} else if time.Now().After(deadline) {
+			t.Fatalf("the Ignore binding still refuses: %v", err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
