@@ -18,6 +18,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/admission/resourcequota"
 	saadmission "github.com/kpipe/kpipe/plugins/admission/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/admission/validating"
+	"github.com/kpipe/kpipe/plugins/admission/validatingadmissionpolicy"
 	"github.com/kpipe/kpipe/plugins/admission/validatingwebhook"
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
@@ -88,6 +89,7 @@ func Registry() *pipeline.Registry {
 		serviceaccountcontroller.Register,
 		podsecurity.Register,
 		mutatingwebhook.Register,
+		validatingadmissionpolicy.Register,
 		validatingwebhook.Register,
 	} {
 		register(r)

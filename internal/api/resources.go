@@ -132,6 +132,10 @@ func Resources(o Options) []*Resource {
 			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
 		{GroupVersion: admissionV1, Name: "validatingwebhookconfigurations", SingularName: "validatingwebhookconfiguration", Kind: "ValidatingWebhookConfiguration",
 			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
+		{GroupVersion: admissionV1, Name: "validatingadmissionpolicies", SingularName: "validatingadmissionpolicy", Kind: "ValidatingAdmissionPolicy",
+			Categories: []string{"api-extensions"}, Verbs: allVerbs, Subresources: subs(status(admissionV1, "ValidatingAdmissionPolicy")), Strategy: withGeneration},
+		{GroupVersion: admissionV1, Name: "validatingadmissionpolicybindings", SingularName: "validatingadmissionpolicybinding", Kind: "ValidatingAdmissionPolicyBinding",
+			Categories: []string{"api-extensions"}, Verbs: allVerbs, Strategy: Generic{Generation: true}},
 	}...)
 }
 

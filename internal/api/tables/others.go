@@ -71,6 +71,39 @@ func init() {
 			return metav1.TableRow{Cells: []any{c.Name, int64(len(c.Webhooks)), age(c.CreationTimestamp, now)}}
 		}))
 
+	register("admissionregistration.k8s.io", "validatingadmissionpolicies", typed([]metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Validations", Type: "integer", Description: "Validations indicates the number of validation rules defined in this configuration"},
+		{Name: "ParamKind", Type: "string", Description: "ParamKind specifies the kind of resources used to parameterize this policy"},
+		ageColumn,
+	}, func(p *admissionregistrationv1.ValidatingAdmissionPolicy, now time.Time) metav1.TableRow {
+		paramKind := "<unset>"
+		if k := p.Spec.ParamKind; k != nil {
+			paramKind = k.APIVersion + "/" + k.Kind
+		}
+		return metav1.TableRow{Cells: []any{p.Name, int64(len(p.Spec.Validations)), paramKind, age(p.CreationTimestamp, now)}}
+	}))
+	register("admissionregistration.k8s.io", "validatingadmissionpolicybindings", typed([]metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "PolicyName", Type: "string", Description: "PolicyName indicates the policy definition which the policy binding binded to"},
+		{Name: "ParamRef", Type: "string", Description: "ParamRef indicates the param resource which sets the configration param"},
+		ageColumn,
+	}, func(b *admissionregistrationv1.ValidatingAdmissionPolicyBinding, now time.Time) metav1.TableRow {
+		param := "<unset>"
+		if pr := b.Spec.ParamRef; pr != nil {
+			switch {
+			case pr.Name != "" && pr.Namespace != "":
+				param = pr.Namespace + "/" + pr.Name
+			case pr.Name != "":
+				// A cluster-scoped param cannot be told apart here.
+				param = "*/" + pr.Name
+			case pr.Selector != nil:
+				param = pr.Selector.String()
+			}
+		}
+		return metav1.TableRow{Cells: []any{b.Name, b.Spec.PolicyName, param, age(b.CreationTimestamp, now)}}
+	}))
+
 	// PreemptionPolicy has priority 0 in kube, so kubectl shows it
 	// without -o wide.
 	register("scheduling.k8s.io", "priorityclasses", typed([]metav1.TableColumnDefinition{

@@ -93,6 +93,28 @@ func TestWebhookConfigurationRows(t *testing.T) {
 	})
 }
 
+func TestValidatingAdmissionPolicyRows(t *testing.T) {
+	runRows(t, schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, []rowCase{
+		{name: "no params", obj: &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: om("", "p"),
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{Validations: make([]admissionregistrationv1.Validation, 2)}},
+			want: []any{"p", int64(2), "<unset>", "10m"}},
+		{name: "params", obj: &admissionregistrationv1.ValidatingAdmissionPolicy{ObjectMeta: om("", "p"),
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicySpec{ParamKind: &admissionregistrationv1.ParamKind{APIVersion: "v1", Kind: "ConfigMap"}}},
+			want: []any{"p", int64(0), "v1/ConfigMap", "10m"}},
+	})
+	binding := func(ref *admissionregistrationv1.ParamRef) *admissionregistrationv1.ValidatingAdmissionPolicyBinding {
+		return &admissionregistrationv1.ValidatingAdmissionPolicyBinding{ObjectMeta: om("", "b"),
+			Spec: admissionregistrationv1.ValidatingAdmissionPolicyBindingSpec{PolicyName: "p", ParamRef: ref}}
+	}
+	runRows(t, schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}, []rowCase{
+		{name: "no param", obj: binding(nil), want: []any{"b", "p", "<unset>", "10m"}},
+		{name: "namespaced", obj: binding(&admissionregistrationv1.ParamRef{Name: "x", Namespace: "ns"}), want: []any{"b", "p", "ns/x", "10m"}},
+		{name: "name only", obj: binding(&admissionregistrationv1.ParamRef{Name: "x"}), want: []any{"b", "p", "*/x", "10m"}},
+		{name: "selector", obj: binding(&admissionregistrationv1.ParamRef{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"a": "b"}}}),
+			want: []any{"b", "p", "&LabelSelector{MatchLabels:map[string]string{a: b,},MatchExpressions:[]LabelSelectorRequirement{},}", "10m"}},
+	})
+}
+
 func TestPriorityClassRows(t *testing.T) {
 	runRows(t, schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}, []rowCase{
 		{

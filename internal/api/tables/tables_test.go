@@ -54,6 +54,8 @@ func TestColumns(t *testing.T) {
 		{"limitranges", schema.GroupResource{Resource: "limitranges"}, "NAME CREATED AT"},
 		{"mutatingwebhookconfigurations", schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "mutatingwebhookconfigurations"}, "NAME WEBHOOKS AGE"},
 		{"validatingwebhookconfigurations", schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingwebhookconfigurations"}, "NAME WEBHOOKS AGE"},
+		{"validatingadmissionpolicies", schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicies"}, "NAME VALIDATIONS PARAMKIND AGE"},
+		{"validatingadmissionpolicybindings", schema.GroupResource{Group: "admissionregistration.k8s.io", Resource: "validatingadmissionpolicybindings"}, "NAME POLICYNAME PARAMREF AGE"},
 		{"priorityclasses", schema.GroupResource{Group: "scheduling.k8s.io", Resource: "priorityclasses"}, "NAME VALUE GLOBAL-DEFAULT AGE PREEMPTIONPOLICY"},
 		{"jobs", schema.GroupResource{Group: "batch", Resource: "jobs"}, "NAME STATUS COMPLETIONS DURATION AGE +CONTAINERS +IMAGES +SELECTOR"},
 		{"cronjobs", schema.GroupResource{Group: "batch", Resource: "cronjobs"}, "NAME SCHEDULE TIMEZONE SUSPEND ACTIVE LAST SCHEDULE AGE +CONTAINERS +IMAGES +SELECTOR"},

@@ -16,10 +16,13 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	"k8s.io/client-go/util/jsonpath"
+
+	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 )
 
-// CEL expressions are checked for presence only: compiling them is the
-// policy engine's job.
+// A ValidatingAdmissionPolicy's CEL expressions are compiled here, as
+// kube's validation does; webhook match conditions are checked for
+// presence only.
 
 func init() {
 	register(false, validateValidatingWebhookConfiguration, validateValidatingWebhookConfigurationUpdate, nil)
@@ -524,6 +527,44 @@ func validatePolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy, igno
 			}
 			keys.Insert(a.Key)
 		}
+	}
+	return append(errs, validatePolicyExpressions(s, ignoreMatchConditions, p)...)
+}
+
+// validatePolicyExpressions compiles every expression of a policy, as
+// kube's validation does, each against the variables before it.
+func validatePolicyExpressions(s *admissionregistrationv1.ValidatingAdmissionPolicySpec, ignoreMatchConditions bool, p *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	c := policycel.Compile(s, policycel.Options{HasParams: s.ParamKind != nil})
+	check := func(x *policycel.Expression, path *field.Path) {
+		if x == nil || x.Err == nil || strings.TrimSpace(x.Source) == "" {
+			return
+		}
+		if x.Err.Type == policycel.ErrorInvalid {
+			errs = append(errs, field.Invalid(path, x.Source, x.Err.Detail))
+		} else {
+			errs = append(errs, field.InternalError(path, x.Err))
+		}
+	}
+	for i := range c.Variables {
+		check(&c.Variables[i].Expression, p.Child("variables").Index(i).Child("expression"))
+	}
+	if !ignoreMatchConditions {
+		// kube compiles match conditions without the composited variables.
+		for i, m := range s.MatchConditions {
+			if strings.TrimSpace(m.Expression) == "" {
+				continue
+			}
+			x := policycel.Expression{Source: m.Expression, Err: policycel.CheckMatchCondition(m.Expression, s.ParamKind != nil)}
+			check(&x, p.Child("matchConditions").Index(i).Child("expression"))
+		}
+	}
+	for i := range c.Validations {
+		check(&c.Validations[i], p.Child("validations").Index(i).Child("expression"))
+		check(c.Messages[i], p.Child("validations").Index(i).Child("messageExpression"))
+	}
+	for i := range c.AuditAnnotations {
+		check(&c.AuditAnnotations[i], p.Child("auditAnnotations").Index(i).Child("valueExpression"))
 	}
 	return errs
 }
