@@ -26,7 +26,7 @@ func Register(r *pipeline.Registry) {
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindValidatingAdmission},
 		NestedDefaults: map[string][]config.Entry{
 			// kube's default-on plugins built here, in kube's order.
-			"plugins": {{Name: "NamespaceLifecycle"}, {Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "PodSecurity"}, {Name: "Priority"}, {Name: "ResourceQuota"}},
+			"plugins": {{Name: "NamespaceLifecycle"}, {Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "PodSecurity"}, {Name: "Priority"}, {Name: "ValidatingAdmissionPolicy"}, {Name: "ValidatingAdmissionWebhook"}, {Name: "ResourceQuota"}},
 		},
 		Requires: []string{"decode"},
 		After:    []string{"validate", "mutating-admission"},
