@@ -75,7 +75,12 @@ type Cacher struct {
 	// them read through an index (tests read them).
 	listHits  atomic.Int64
 	indexHits atomic.Int64
+	getHits   atomic.Int64
 	metrics   *Metrics
+
+	// revs and progressReq coalesce what consistent reads ask etcd.
+	revs        revisions
+	progressReq progress
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -110,6 +115,8 @@ func New(s *store.Store, log *zap.Logger, m *Metrics, opts ...Option) *Cacher {
 		stop:     cancel,
 		done:     make(chan struct{}),
 	}
+	c.revs.fetch = s.CurrentRevision
+	c.progressReq.request = s.RequestWatchProgress
 	for _, o := range opts {
 		o(c)
 	}
@@ -323,10 +330,11 @@ func (c *Cacher) keyOf(obj runtime.Object) (string, error) {
 	return c.prefix + m.GetName(), nil
 }
 
-// waitFor waits until the cache reflects rev, or reports false when it
-// cannot within waitForRev (the caller then asks etcd). It asks etcd for a
-// progress notification, so an idle resource catches up at once.
-func (c *Cacher) waitFor(ctx context.Context, rev int64) bool {
+// waitFor waits until the cache reflects rev, learned at since, or reports
+// false when it cannot within waitForRev (the caller then asks etcd). It
+// has etcd send a progress notification, so a resource that other
+// resources' writes have left behind catches up at once.
+func (c *Cacher) waitFor(ctx context.Context, rev int64, since time.Time) bool {
 	deadline := time.NewTimer(waitForRev)
 	defer deadline.Stop()
 	asked := time.Time{}
@@ -338,8 +346,11 @@ func (c *Cacher) waitFor(ctx context.Context, rev int64) bool {
 			return true
 		}
 		if ready && time.Since(asked) > progressPeriod {
+			if !asked.IsZero() {
+				since = time.Now().Add(-progressPeriod / 2) // the last one may be lost
+			}
 			asked = time.Now()
-			_ = c.RequestWatchProgress(ctx)
+			c.progressReq.ask(ctx, since)
 		}
 		select {
 		case <-ch:
@@ -362,26 +373,37 @@ func (c *Cacher) fresh(ctx context.Context, rv string) bool {
 		defer c.mu.RUnlock()
 		return c.ready
 	case "":
-		cur, err := c.CurrentRevision(ctx)
+		c.mu.RLock()
+		ready := c.ready
+		c.mu.RUnlock()
+		if !ready {
+			return false // still filling: etcd answers at once
+		}
+		since := time.Now()
+		cur, err := c.revs.current(ctx)
 		if err != nil {
 			return false
 		}
-		return c.waitFor(ctx, cur)
+		return c.waitFor(ctx, cur, since)
 	}
 	want, err := parseRev(rv)
 	if err != nil {
 		return false
 	}
-	return c.waitFor(ctx, want)
+	return c.waitFor(ctx, want, time.Now())
 }
 
-// Get implements store.Interface. As in kube, only resourceVersion=0 is
-// served from the cache; other gets read etcd, which is one quorum read
-// either way.
+// Get implements store.Interface. resourceVersion=0 is served from the
+// cache as it is, a consistent get (no resourceVersion) once the cache has
+// caught up with etcd's current revision, as consistent lists are: the
+// revision requests of concurrent gets are coalesced (consistent.go), so
+// they cost etcd a fraction of a read each, where kube reads etcd for
+// every one. An exact resourceVersion reads etcd, which keeps history.
 func (c *Cacher) Get(ctx context.Context, key string, opts store.GetOptions, out runtime.Object) error {
-	if opts.ResourceVersion != "0" || !c.fresh(ctx, "0") {
+	if (opts.ResourceVersion != "0" && opts.ResourceVersion != "") || !c.fresh(ctx, opts.ResourceVersion) {
 		return c.Store.Get(ctx, key, opts, out)
 	}
+	c.getHits.Add(1)
 	c.mu.RLock()
 	obj, ok := c.objects[key]
 	c.mu.RUnlock()

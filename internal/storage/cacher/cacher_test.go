@@ -56,6 +56,10 @@ func newPair(t *testing.T) (*store.Store, *Cacher) {
 		fmt.Sprintf("/cachetest/%s-%d/configmaps", t.Name(), prefixes), schema.GroupResource{Resource: "configmaps"})
 	c := New(s, zap.NewNop(), nil)
 	t.Cleanup(c.Stop)
+	// Reads before the cache is filled go to etcd, as kube's do.
+	if !c.waitFor(context.Background(), 0, time.Now()) {
+		t.Fatal("the cache never became ready")
+	}
 	return s, c
 }
 
@@ -219,7 +223,7 @@ func TestWatchesEqualEtcd(t *testing.T) {
 	ctx := context.Background()
 	churn(t, s, 7, 100)
 	start, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, start) {
+	if !c.waitFor(ctx, start, time.Now()) {
 		t.Fatal("the cache did not catch up")
 	}
 	churn(t, s, 8, 200)
@@ -266,7 +270,7 @@ func TestSlowWatcherIsCutOff(t *testing.T) {
 	watcherQueueMax = 200
 	s, c := newPair(t)
 	ctx := context.Background()
-	if !c.waitFor(ctx, 1) {
+	if !c.waitFor(ctx, 1, time.Now()) {
 		t.Fatal("cache not ready")
 	}
 	stalled, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: "0", Recursive: true})
@@ -331,7 +335,7 @@ func TestWatchOlderThanWindowGoesToEtcd(t *testing.T) {
 		}
 	}
 	cur, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, cur) {
+	if !c.waitFor(ctx, cur, time.Now()) {
 		t.Fatal("cache not ready")
 	}
 	w, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: fmt.Sprint(start), Recursive: true})
@@ -395,7 +399,7 @@ func TestWatchListEqualsEtcd(t *testing.T) {
 	ctx := context.Background()
 	churn(t, s, 5, 120)
 	cur, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, cur) {
+	if !c.waitFor(ctx, cur, time.Now()) {
 		t.Fatal("the cache did not catch up")
 	}
 	yes, no := true, false
@@ -482,7 +486,7 @@ func TestEncodableWatchersShareEncodings(t *testing.T) {
 	s, c := newPair(t)
 	ctx := context.Background()
 	cur, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, cur) {
+	if !c.waitFor(ctx, cur, time.Now()) {
 		t.Fatal("the cache did not catch up")
 	}
 	opts := store.ListOptions{ResourceVersion: fmt.Sprint(cur), Recursive: true, Encodable: true}

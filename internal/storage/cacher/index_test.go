@@ -156,7 +156,7 @@ func TestIndexedWatchesEqualEtcd(t *testing.T) {
 	ctx := context.Background()
 	podChurn(t, s, 7, 100)
 	start, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, start) {
+	if !c.waitFor(ctx, start, time.Now()) {
 		t.Fatal("the cache did not catch up")
 	}
 	for _, from := range []string{fmt.Sprint(start), "0"} {
@@ -179,7 +179,7 @@ func TestIndexedWatchesEqualEtcd(t *testing.T) {
 			rv := from
 			if from == "0" {
 				cur, _ := s.CurrentRevision(ctx)
-				if !c.waitFor(ctx, cur) {
+				if !c.waitFor(ctx, cur, time.Now()) {
 					t.Fatal("the cache did not catch up")
 				}
 				rv = fmt.Sprint(cur)
