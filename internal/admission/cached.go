@@ -9,6 +9,13 @@ import (
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
 
+// GetCached is Get at resourceVersion "0": from the watch cache's memory,
+// as a kube plugin's lister reads. A miss may be an object too new for the
+// cache; callers that must not refuse on it check with Get.
+func (o *Objects) GetCached(ctx context.Context, res *api.Resource, namespace, name string, out runtime.Object) error {
+	return res.Store.Get(ctx, res.Key(o.prefix, namespace, name), store.GetOptions{ResourceVersion: "0"}, out)
+}
+
 // ListCached is List at resourceVersion "0": the watch cache answers from
 // memory, as a kube plugin's informer would, without asking etcd for its
 // current revision first. The answer may lag etcd by the cache's delay.

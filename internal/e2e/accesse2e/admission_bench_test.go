@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kpipe/kpipe/internal/admission"
 	"github.com/kpipe/kpipe/internal/api"
@@ -34,7 +35,8 @@ func BenchmarkAdmissionPlugin(b *testing.B) {
 	defer client.Close()
 	prefix := fmt.Sprintf("/bench%d/registry", time.Now().UnixNano())
 	reg := api.NewRegistry(api.Resources(api.Options{EventTTL: time.Hour}))
-	reg.AttachStorage(client, prefix, prometheus.NewRegistry(), zap.NewNop(), api.StorageOptions{})
+	// Watch caches on, as the server has them by default.
+	reg.AttachStorage(client, prefix, prometheus.NewRegistry(), zap.NewNop(), api.StorageOptions{Cache: func(schema.GroupResource) bool { return true }})
 	ctx := context.Background()
 	put := func(group, resource, ns string, obj runtime.Object) {
 		res, _ := reg.Lookup(group, "v1", resource)
@@ -47,12 +49,26 @@ func BenchmarkAdmissionPlugin(b *testing.B) {
 	put("", "serviceaccounts", "bench", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "default", Namespace: "bench"}})
 	put("", "limitranges", "bench", &corev1.LimitRange{ObjectMeta: metav1.ObjectMeta{Name: "l", Namespace: "bench"}})
 	pods, _ := reg.Lookup("", "v1", "pods")
+	// The plugins read through the caches: let them fill.
+	for _, r := range []string{"namespaces", "serviceaccounts", "limitranges", "resourcequotas"} {
+		res, _ := reg.Lookup("", "v1", r)
+		c, ok := res.Store.(interface{ Ready() bool })
+		if !ok {
+			b.Fatalf("%s: no watch cache", r)
+		}
+		for deadline := time.Now().Add(10 * time.Second); !c.Ready(); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				b.Fatalf("the %s cache never filled", r)
+			}
+		}
+	}
 
 	registry := plugins.Registry()
 	env := &pipeline.Env{Log: zap.NewNop(), Metrics: prometheus.NewRegistry(), Context: ctx,
 		Shared: &pipeline.Shared{Resources: reg, StoragePrefix: prefix}}
 	for _, name := range []string{"NamespaceLifecycle", "NamespaceExists", "NamespaceAutoProvision", "LimitRanger", "ServiceAccount",
-		"AlwaysPullImages", "Priority", "DefaultTolerationSeconds", "ResourceQuota", "PodSecurity"} {
+		"AlwaysPullImages", "Priority", "DefaultTolerationSeconds", "ResourceQuota", "PodSecurity",
+		"MutatingAdmissionWebhook", "ValidatingAdmissionPolicy", "ValidatingAdmissionWebhook"} {
 		for _, kind := range []pipeline.Kind{pipeline.KindMutatingAdmission, pipeline.KindValidatingAdmission} {
 			p, ok := registry.Lookup(kind, name)
 			if !ok {

@@ -330,6 +330,13 @@ func (c *Cacher) keyOf(obj runtime.Object) (string, error) {
 	return c.prefix + m.GetName(), nil
 }
 
+// Ready reports whether the cache is filled and answering reads.
+func (c *Cacher) Ready() bool {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.ready
+}
+
 // waitFor waits until the cache reflects rev, learned at since, or reports
 // false when it cannot within waitForRev (the caller then asks etcd). It
 // has etcd send a progress notification, so a resource that other
@@ -373,10 +380,7 @@ func (c *Cacher) fresh(ctx context.Context, rv string) bool {
 		defer c.mu.RUnlock()
 		return c.ready
 	case "":
-		c.mu.RLock()
-		ready := c.ready
-		c.mu.RUnlock()
-		if !ready {
+		if !c.Ready() {
 			return false // still filling: etcd answers at once
 		}
 		since := time.Now()

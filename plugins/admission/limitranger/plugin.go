@@ -103,8 +103,14 @@ func (p *Plugin) run(ctx context.Context, a *admission.Attributes, fn func(*core
 			return nil
 		}
 	}
+	// From the cache, as kube's lister; none there is checked live, since
+	// a LimitRange created a moment ago may not have reached it.
 	list := &corev1.LimitRangeList{}
-	if err := p.objects.List(ctx, p.ranges, a.Info.Namespace, list); err != nil {
+	err := p.objects.ListCached(ctx, p.ranges, a.Info.Namespace, list)
+	if err == nil && len(list.Items) == 0 {
+		err = p.objects.List(ctx, p.ranges, a.Info.Namespace, list)
+	}
+	if err != nil {
 		return admission.NewForbidden(a, fmt.Errorf("unable to %s %v at this time because there was an error enforcing limit ranges", a.Operation, a.Op.Resource.GroupVersion.WithResource(a.Op.Resource.Name)))
 	}
 	for i := range list.Items {

@@ -55,7 +55,10 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if a.Info.Namespace == "" || !a.Op.Resource.Namespaced || a.Op.Resource.Kind == "Namespace" {
 		return nil
 	}
-	err := p.objects.Get(ctx, p.namespaces, "", a.Info.Namespace, &corev1.Namespace{})
+	err := p.objects.GetCached(ctx, p.namespaces, "", a.Info.Namespace, &corev1.Namespace{})
+	if apierrors.IsNotFound(err) { // too new for the cache, perhaps
+		err = p.objects.Get(ctx, p.namespaces, "", a.Info.Namespace, &corev1.Namespace{})
+	}
 	if err == nil || apierrors.IsNotFound(err) {
 		return err
 	}

@@ -119,7 +119,12 @@ func (p *Plugin) establish(ctx context.Context, a *admission.Attributes, name st
 		return def.Name, def.Value, def.PreemptionPolicy, nil
 	}
 	pc := &schedulingv1.PriorityClass{}
-	if err := p.objects.Get(ctx, p.classes, "", name, pc); err != nil {
+	// From the cache, as kube's lister; a miss is checked live.
+	err := p.objects.GetCached(ctx, p.classes, "", name, pc)
+	if apierrors.IsNotFound(err) {
+		err = p.objects.Get(ctx, p.classes, "", name, pc)
+	}
+	if err != nil {
 		if apierrors.IsNotFound(err) {
 			return "", 0, nil, admission.NewForbidden(a, fmt.Errorf("no PriorityClass with name %v was found", name))
 		}
@@ -131,7 +136,7 @@ func (p *Plugin) establish(ctx context.Context, a *admission.Attributes, name st
 // defaultClass is the global default with the lowest value, as kube picks.
 func (p *Plugin) defaultClass(ctx context.Context) (*schedulingv1.PriorityClass, error) {
 	list := &schedulingv1.PriorityClassList{}
-	if err := p.objects.List(ctx, p.classes, "", list); err != nil {
+	if err := p.objects.ListCached(ctx, p.classes, "", list); err != nil {
 		return nil, err
 	}
 	var def *schedulingv1.PriorityClass

@@ -129,6 +129,10 @@ func (p *Plugin) account(ctx context.Context, namespace, name string) (*corev1.S
 	if name == DefaultServiceAccountName {
 		attempts = 10
 	}
+	// The cache first, as kube's lister; a miss is checked live.
+	if sa := (&corev1.ServiceAccount{}); p.objects.GetCached(ctx, p.accounts, namespace, name, sa) == nil {
+		return sa, nil
+	}
 	wait := time.Duration(100+rand.IntN(100)) * time.Millisecond
 	for i := 0; i < attempts; i++ {
 		if i > 0 {
