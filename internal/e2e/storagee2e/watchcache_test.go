@@ -22,7 +22,7 @@ import (
 // one reading etcd every time: under concurrent writes, every list the
 // cached server answers is what the uncached one answers at the same
 // resourceVersion, continue token included, and a watch from a revision
-// sends the same events through both.
+// sends the same events through both. A get after a create reads it.
 func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 	var prefix string
 	cached := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) { prefix = c.Storage.Prefix }})
@@ -48,10 +48,18 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 				name := fmt.Sprintf("cm-%d-%d", w, i%10)
 				tier := []string{"a", "b"}[i%2]
 				cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{"tier": tier}}}
-				if _, err := cc.CoreV1().ConfigMaps("wc").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+				made, err := cc.CoreV1().ConfigMaps("wc").Create(ctx, cm, metav1.CreateOptions{})
+				if err != nil {
 					if err := cc.CoreV1().ConfigMaps("wc").Delete(ctx, name, metav1.DeleteOptions{}); err != nil {
 						t.Error(err)
 					}
+					continue
+				}
+				// A consistent get, from the cache, reads the write just
+				// acknowledged: only this worker writes this name.
+				got, err := cc.CoreV1().ConfigMaps("wc").Get(ctx, name, metav1.GetOptions{})
+				if err != nil || got.ResourceVersion != made.ResourceVersion || !reflect.DeepEqual(got, made) {
+					t.Errorf("get after create of %s at %s: %v %v", name, made.ResourceVersion, got.GetResourceVersion(), err)
 				}
 			}
 		}()
