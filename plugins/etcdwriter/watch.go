@@ -218,6 +218,9 @@ type eventEncoder struct {
 	headed bool
 	objBuf bytes.Buffer
 	evBuf  bytes.Buffer
+	// ids are the identifiers of whole encoded events, by event type,
+	// under which an event's object keeps them (see encode).
+	ids map[watch.EventType]runtime.Identifier
 }
 
 func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Writer) *eventEncoder {
@@ -233,6 +236,7 @@ func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Wr
 		object: api.Codecs.EncoderForVersion(out.Info.Serializer, gv),
 		event:  api.Codecs.EncoderForVersion(stream.Serializer, res.GroupVersion),
 		frames: stream.Framer.NewFrameWriter(w),
+		ids:    map[watch.EventType]runtime.Identifier{},
 	}
 }
 
@@ -255,15 +259,41 @@ func (e *eventEncoder) encode(ev watch.Event) error {
 		}
 		e.headed = true
 	}
-	e.objBuf.Reset()
-	if err := e.object.Encode(obj, &e.objBuf); err != nil {
-		return err
-	}
 	e.evBuf.Reset()
-	if err := e.event.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: e.objBuf.Bytes()}}, &e.evBuf); err != nil {
+	if co, ok := obj.(runtime.CacheableObject); ok {
+		// An object the watch cache shares between its watchers keeps
+		// the whole event, not only the object, encoded: every watcher
+		// with the same encoders then writes the bytes the first one
+		// made, where wrapping the object in the event would re-scan it
+		// (encoding/json compacts a RawExtension) once per watcher.
+		if err := co.CacheEncode(e.eventID(ev.Type), func(obj runtime.Object, w io.Writer) error {
+			return e.encodeEvent(ev.Type, obj, w)
+		}, &e.evBuf); err != nil {
+			return err
+		}
+	} else if err := e.encodeEvent(ev.Type, obj, &e.evBuf); err != nil {
 		return err
 	}
 	// One write per frame: the protobuf framer prefixes each write's length.
 	_, err := e.frames.Write(e.evBuf.Bytes())
 	return err
+}
+
+// encodeEvent writes obj in a WatchEvent of type typ to w.
+func (e *eventEncoder) encodeEvent(typ watch.EventType, obj runtime.Object, w io.Writer) error {
+	e.objBuf.Reset()
+	if err := e.object.Encode(obj, &e.objBuf); err != nil {
+		return err
+	}
+	return e.event.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: e.objBuf.Bytes()}}, w)
+}
+
+// eventID identifies a whole event of type typ encoded by e's encoders.
+func (e *eventEncoder) eventID(typ watch.EventType) runtime.Identifier {
+	id, ok := e.ids[typ]
+	if !ok {
+		id = runtime.Identifier("watchEvent:" + string(typ) + ":" + string(e.object.Identifier()) + ":" + string(e.event.Identifier()))
+		e.ids[typ] = id
+	}
+	return id
 }
