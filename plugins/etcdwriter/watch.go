@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -101,7 +102,8 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 	// for it to retire the admission plugins and authenticators it passed.
 	request.Detach(r.Context())
 
-	enc := newEventEncoder(r, res, out, w)
+	batch := &batchWriter{}
+	enc := newEventEncoder(r, res, out, batch)
 	rc := http.NewResponseController(w)
 	mediaType := out.Info.MediaType
 	if mediaType != "application/json" {
@@ -126,7 +128,24 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 			if !ok {
 				return nil
 			}
-			if err := enc.encode(ev); err != nil {
+			// Encode the events at hand into one batch and write it at
+			// once: the HTTP/2 response buffers only 4 KiB, and each of
+			// its writes is a round trip to the connection's writer.
+			// An encoding error or the end of the results ends the
+			// stream after the events before it.
+			end := false
+			for !end {
+				if enc.encode(ev) != nil {
+					end = true
+					break
+				}
+				if len(ch) == 0 || batch.len() >= watchBatchMax {
+					break
+				}
+				ev, ok = <-ch
+				end = !ok
+			}
+			if batch.writeTo(w) != nil || end {
 				return nil
 			}
 			// Flush once the events at hand are written, as kube does.
@@ -137,6 +156,53 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 			}
 		}
 	}
+}
+
+// watchBatchMax bounds the bytes of events a watch writes at once.
+const watchBatchMax = 64 << 10
+
+// batchPool holds the buffers of watches' batches between batches, so an
+// idle watch holds none.
+var batchPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// batchWriter collects a watch's encoded events until they are written.
+type batchWriter struct {
+	buf *bytes.Buffer
+}
+
+func (b *batchWriter) Write(p []byte) (int, error) {
+	if b.buf == nil {
+		b.buf = batchPool.Get().(*bytes.Buffer)
+	}
+	return b.buf.Write(p)
+}
+
+func (b *batchWriter) len() int {
+	if b.buf == nil {
+		return 0
+	}
+	return b.buf.Len()
+}
+
+// writeTo writes the batch to w in one write and lets go of the buffer.
+func (b *batchWriter) writeTo(w io.Writer) error {
+	if b.buf == nil {
+		return nil
+	}
+	_, err := w.Write(b.buf.Bytes())
+	b.release()
+	return err
+}
+
+func (b *batchWriter) release() {
+	if b.buf == nil {
+		return
+	}
+	if b.buf.Cap() <= 4*watchBatchMax {
+		b.buf.Reset()
+		batchPool.Put(b.buf)
+	}
+	b.buf = nil
 }
 
 // watchOptions reads the list parameters as list does, applies kube's
