@@ -214,6 +214,10 @@ func watchOptions(r *http.Request, res *api.Resource, info *request.RequestInfo)
 		return pred, nil, err
 	}
 	pred.Limit, pred.Continue = 0, ""
+	// Every watch of res selects with res.Attrs: the cache may compute
+	// them once per event. res is alive while its watches are, so its
+	// address names it.
+	pred.AttrsKey = fmt.Sprintf("resource %p", res)
 	// Only the fields defaulting and validation read.
 	in := internalversion.ListOptions{
 		Watch:                opts.Watch,
@@ -287,6 +291,9 @@ type eventEncoder struct {
 	// ids are the identifiers of whole encoded events, by event type,
 	// under which an event's object keeps them (see encode).
 	ids map[watch.EventType]runtime.Identifier
+	// encodeTyped is encodeEvent of typ, made once, not per event.
+	typ         watch.EventType
+	encodeTyped func(runtime.Object, io.Writer) error
 }
 
 func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Writer) *eventEncoder {
@@ -295,7 +302,7 @@ func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Wr
 		gv = metaV1
 	}
 	stream := out.Info.StreamSerializer
-	return &eventEncoder{
+	e := &eventEncoder{
 		r:      r,
 		res:    res,
 		table:  out.Table,
@@ -304,6 +311,8 @@ func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Wr
 		frames: stream.Framer.NewFrameWriter(w),
 		ids:    map[watch.EventType]runtime.Identifier{},
 	}
+	e.encodeTyped = func(obj runtime.Object, w io.Writer) error { return e.encodeEvent(e.typ, obj, w) }
+	return e
 }
 
 func (e *eventEncoder) encode(ev watch.Event) error {
@@ -332,9 +341,8 @@ func (e *eventEncoder) encode(ev watch.Event) error {
 		// with the same encoders then writes the bytes the first one
 		// made, where wrapping the object in the event would re-scan it
 		// (encoding/json compacts a RawExtension) once per watcher.
-		if err := co.CacheEncode(e.eventID(ev.Type), func(obj runtime.Object, w io.Writer) error {
-			return e.encodeEvent(ev.Type, obj, w)
-		}, &e.evBuf); err != nil {
+		e.typ = ev.Type
+		if err := co.CacheEncode(e.eventID(ev.Type), e.encodeTyped, &e.evBuf); err != nil {
 			return err
 		}
 	} else if err := e.encodeEvent(ev.Type, obj, &e.evBuf); err != nil {

@@ -543,7 +543,7 @@ func TestEncodableWatchersShareEncodings(t *testing.T) {
 	if got := encode(ob); got != want {
 		t.Fatalf("second watcher encoded\n%s\nwant\n%s", got, want)
 	}
-	if n := len(ca.enc.m); n != 1 {
+	if n := len(*ca.enc.list.Load()); n != 1 {
 		t.Fatalf("%d encodings for one encoder", n)
 	}
 	if ob.(*cachedObject).enc != ca.enc {
