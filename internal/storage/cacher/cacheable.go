@@ -25,6 +25,19 @@ type encodings struct {
 	// The event's object's and previous object's attributes, computed
 	// once for the watchers that share a store.Predicate.AttrsKey.
 	objAttrs, prevAttrs attrs
+	// shared is the event's object as every encodable watcher gets it.
+	shared atomic.Pointer[cachedObject]
+}
+
+// object returns the one cachedObject of obj, the event's object, that
+// the event's encodable watchers share, as kube's watchers share one
+// cachingObject per event.
+func (e *encodings) object(obj runtime.Object) *cachedObject {
+	if o := e.shared.Load(); o != nil {
+		return o
+	}
+	e.shared.CompareAndSwap(nil, &cachedObject{obj: obj, enc: e})
+	return e.shared.Load()
 }
 
 // attrs are an object's labels and fields, as one GetAttrs computes them.
@@ -106,9 +119,10 @@ func (e *encodings) find(id runtime.Identifier) *encoding {
 // wrapped object is the cache's own and is never handed out: encoders and
 // GetObject get copies.
 type cachedObject struct {
-	obj runtime.Object
-	enc *encodings
-	gvk schema.GroupVersionKind
+	obj   runtime.Object
+	enc   *encodings
+	gvkMu sync.Mutex // watchers share the wrapper
+	gvk   schema.GroupVersionKind
 }
 
 var (
@@ -141,12 +155,19 @@ func (o *cachedObject) GetObjectKind() schema.ObjectKind { return o }
 // DeepCopyObject implements runtime.Object. The wrapped object is never
 // changed, so copies share it and its encodings.
 func (o *cachedObject) DeepCopyObject() runtime.Object {
-	c := *o
-	return &c
+	return &cachedObject{obj: o.obj, enc: o.enc, gvk: o.GroupVersionKind()}
 }
 
 // SetGroupVersionKind implements schema.ObjectKind.
-func (o *cachedObject) SetGroupVersionKind(gvk schema.GroupVersionKind) { o.gvk = gvk }
+func (o *cachedObject) SetGroupVersionKind(gvk schema.GroupVersionKind) {
+	o.gvkMu.Lock()
+	defer o.gvkMu.Unlock()
+	o.gvk = gvk
+}
 
 // GroupVersionKind implements schema.ObjectKind.
-func (o *cachedObject) GroupVersionKind() schema.GroupVersionKind { return o.gvk }
+func (o *cachedObject) GroupVersionKind() schema.GroupVersionKind {
+	o.gvkMu.Lock()
+	defer o.gvkMu.Unlock()
+	return o.gvk
+}

@@ -549,6 +549,9 @@ func TestEncodableWatchersShareEncodings(t *testing.T) {
 	if ob.(*cachedObject).enc != ca.enc {
 		t.Fatal("the two watchers do not share the event's encodings")
 	}
+	if ob != oa {
+		t.Fatal("the two watchers do not share the event's object")
+	}
 	// The object the encoders and GetObject see is a copy.
 	got := ca.GetObject().(*corev1.ConfigMap)
 	got.Labels["a"] = "changed"

@@ -272,11 +272,12 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 	return watch.Event{}, false
 }
 
-// object is e's object for this watcher: one that shares its encodings
-// with the event's other watchers when it only encodes, a copy otherwise.
+// object is e's object for this watcher: the one wrapper, with the
+// encodings, that the event's watchers share when they only encode, a
+// copy otherwise.
 func (w *cacheWatcher) object(e event) runtime.Object {
 	if w.encodable && e.enc != nil {
-		return &cachedObject{obj: e.obj, enc: e.enc}
+		return e.enc.object(e.obj)
 	}
 	return e.obj.DeepCopyObject()
 }
