@@ -3,16 +3,27 @@
 # profiled through /debug/pprof as the admin: var/create.cpu.pprof and
 # var/create.allocs.pprof (allocations during the window), and the top of
 # each printed. PROFILE_SECONDS is the window (default 20).
+# PROFILE_WORKLOAD=watch profiles the watch workload instead (200
+# watchers, 40,000 writes): var/watch.{cpu,allocs}.pprof.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 . cmd/apiserver-bench/scripts/server.sh
 start_server
 
 secs=${PROFILE_SECONDS:-20}
+workload=${PROFILE_WORKLOAD:-create}
+case $workload in
+create) ops=1000000 ;;
+watch) ops=40000 ;;
+*)
+	echo "PROFILE_WORKLOAD: create or watch, not $workload" >&2
+	exit 1
+	;;
+esac
 mkdir -p var
 kc="$state/admin.kubeconfig"
-# Enough creates to outlast the window.
-./bin/apiserver-bench --kubeconfig "$kc" --workload create --ops 1000000 --cleanup=false --quiet >/dev/null &
+# Enough writes to outlast the window.
+./bin/apiserver-bench --kubeconfig "$kc" --workload "$workload" --ops "$ops" --cleanup=false --quiet >/dev/null &
 load=$!
 sleep 2
 # curl with the admin's client certificate out of admin.kubeconfig.
@@ -23,11 +34,11 @@ fetch() {
 	curl -sSf --cacert "$state/pki/ca.crt" --cert "$state/admin.crt" --key "$state/admin.key" \
 		-o "$2" "https://127.0.0.1:$port$1"
 }
-fetch "/debug/pprof/profile?seconds=$secs" var/create.cpu.pprof &
+fetch "/debug/pprof/profile?seconds=$secs" "var/$workload.cpu.pprof" &
 cpu=$!
-fetch "/debug/pprof/allocs?seconds=$secs" var/create.allocs.pprof
+fetch "/debug/pprof/allocs?seconds=$secs" "var/$workload.allocs.pprof"
 wait "$cpu"
 kill "$load" 2>/dev/null || true
 wait "$load" 2>/dev/null || true
-go tool pprof -top -nodecount=35 bin/apiserver var/create.cpu.pprof
-go tool pprof -top -nodecount=35 -sample_index=alloc_space bin/apiserver var/create.allocs.pprof
+go tool pprof -top -nodecount=35 bin/apiserver "var/$workload.cpu.pprof"
+go tool pprof -top -nodecount=35 -sample_index=alloc_space bin/apiserver "var/$workload.allocs.pprof"
