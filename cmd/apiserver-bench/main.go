@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 
@@ -37,6 +38,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		asJSON     bool
 		jsonOut    string
 		quiet      bool
+		cpuProfile string
 	)
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "kubeconfig of the server under test (default: $KUBECONFIG, then ~/.kube/config)")
 	fs.StringVar(&workloads, "workload", "create", "comma-separated workloads, run in order: "+strings.Join(bench.Workloads, ", "))
@@ -58,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per result instead of a table")
 	fs.StringVar(&jsonOut, "json-out", "", "also write the JSON lines to this file")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines on stderr")
+	fs.StringVar(&cpuProfile, "cpuprofile", "", "write the load generator's own CPU profile to this file")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "Usage: apiserver-bench [flags]\n\nLoad a Kubernetes API server and report ops/s and latency percentiles.\n\n")
 		fs.PrintDefaults()
@@ -88,6 +91,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if f, ok := stdout.(*os.File); ok && !asJSON && term.IsTerminal(int(f.Fd())) {
 		o.Progress = stdout
+	}
+
+	if cpuProfile != "" {
+		f, err := os.Create(cpuProfile)
+		if err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return fmt.Errorf("--cpuprofile: %w", err)
+		}
+		defer pprof.StopCPUProfile()
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

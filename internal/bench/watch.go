@@ -167,14 +167,10 @@ func (w *watcher) run(ctx context.Context, c *client, path string, opened chan<-
 		return
 	}
 	opened <- nil
-	dec := json.NewDecoder(resp.Body)
-	var ev struct {
-		Type   string          `json:"type"`
-		Object json.RawMessage `json:"object"`
-	}
+	events := newObjectStream(resp.Body)
 	for {
-		ev.Object = ev.Object[:0]
-		if err := dec.Decode(&ev); err != nil {
+		ev, err := events.next()
+		if err != nil {
 			if ctx.Err() == nil && w.got < len(w.recv) {
 				if errors.Is(err, io.EOF) {
 					err = errors.New("the server ended the watch early")
@@ -184,15 +180,20 @@ func (w *watcher) run(ctx context.Context, c *client, path string, opened chan<-
 			return
 		}
 		now := time.Now().UnixNano()
-		switch ev.Type {
+		typ, obj, err := splitEvent(ev)
+		if err != nil {
+			errs.add(fmt.Errorf("watch: %w", err))
+			continue
+		}
+		switch typ {
 		case "ADDED":
 		case "BOOKMARK":
 			continue
 		default:
-			errs.add(fmt.Errorf("watch: unexpected %s event", ev.Type))
+			errs.add(fmt.Errorf("watch: unexpected %s event", typ))
 			continue
 		}
-		w.receive(ev.Object, now, errs)
+		w.receive(obj, now, errs)
 	}
 }
 

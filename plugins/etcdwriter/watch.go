@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"sync"
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -101,7 +102,8 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 	// for it to retire the admission plugins and authenticators it passed.
 	request.Detach(r.Context())
 
-	enc := newEventEncoder(r, res, out, w)
+	batch := &batchWriter{}
+	enc := newEventEncoder(r, res, out, batch)
 	rc := http.NewResponseController(w)
 	mediaType := out.Info.MediaType
 	if mediaType != "application/json" {
@@ -126,7 +128,24 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 			if !ok {
 				return nil
 			}
-			if err := enc.encode(ev); err != nil {
+			// Encode the events at hand into one batch and write it at
+			// once: the HTTP/2 response buffers only 4 KiB, and each of
+			// its writes is a round trip to the connection's writer.
+			// An encoding error or the end of the results ends the
+			// stream after the events before it.
+			end := false
+			for !end {
+				if enc.encode(ev) != nil {
+					end = true
+					break
+				}
+				if len(ch) == 0 || batch.len() >= watchBatchMax {
+					break
+				}
+				ev, ok = <-ch
+				end = !ok
+			}
+			if batch.writeTo(w) != nil || end {
 				return nil
 			}
 			// Flush once the events at hand are written, as kube does.
@@ -139,6 +158,53 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 	}
 }
 
+// watchBatchMax bounds the bytes of events a watch writes at once.
+const watchBatchMax = 64 << 10
+
+// batchPool holds the buffers of watches' batches between batches, so an
+// idle watch holds none.
+var batchPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// batchWriter collects a watch's encoded events until they are written.
+type batchWriter struct {
+	buf *bytes.Buffer
+}
+
+func (b *batchWriter) Write(p []byte) (int, error) {
+	if b.buf == nil {
+		b.buf = batchPool.Get().(*bytes.Buffer)
+	}
+	return b.buf.Write(p)
+}
+
+func (b *batchWriter) len() int {
+	if b.buf == nil {
+		return 0
+	}
+	return b.buf.Len()
+}
+
+// writeTo writes the batch to w in one write and lets go of the buffer.
+func (b *batchWriter) writeTo(w io.Writer) error {
+	if b.buf == nil {
+		return nil
+	}
+	_, err := w.Write(b.buf.Bytes())
+	b.release()
+	return err
+}
+
+func (b *batchWriter) release() {
+	if b.buf == nil {
+		return
+	}
+	if b.buf.Cap() <= 4*watchBatchMax {
+		b.buf.Reset()
+		batchPool.Put(b.buf)
+	}
+	b.buf = nil
+}
+
 // watchOptions reads the list parameters as list does, applies kube's
 // WatchList defaults and validation, and folds a name from the path or the
 // field selector into the predicate.
@@ -148,6 +214,10 @@ func watchOptions(r *http.Request, res *api.Resource, info *request.RequestInfo)
 		return pred, nil, err
 	}
 	pred.Limit, pred.Continue = 0, ""
+	// Every watch of res selects with res.Attrs: the cache may compute
+	// them once per event. res is alive while its watches are, so its
+	// address names it.
+	pred.AttrsKey = fmt.Sprintf("resource %p", res)
 	// Only the fields defaulting and validation read.
 	in := internalversion.ListOptions{
 		Watch:                opts.Watch,
@@ -218,6 +288,12 @@ type eventEncoder struct {
 	headed bool
 	objBuf bytes.Buffer
 	evBuf  bytes.Buffer
+	// ids are the identifiers of whole encoded events, by event type,
+	// under which an event's object keeps them (see encode).
+	ids map[watch.EventType]runtime.Identifier
+	// encodeTyped is encodeEvent of typ, made once, not per event.
+	typ         watch.EventType
+	encodeTyped func(runtime.Object, io.Writer) error
 }
 
 func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Writer) *eventEncoder {
@@ -226,14 +302,17 @@ func newEventEncoder(r *http.Request, res *api.Resource, out api.Output, w io.Wr
 		gv = metaV1
 	}
 	stream := out.Info.StreamSerializer
-	return &eventEncoder{
+	e := &eventEncoder{
 		r:      r,
 		res:    res,
 		table:  out.Table,
 		object: api.Codecs.EncoderForVersion(out.Info.Serializer, gv),
 		event:  api.Codecs.EncoderForVersion(stream.Serializer, res.GroupVersion),
 		frames: stream.Framer.NewFrameWriter(w),
+		ids:    map[watch.EventType]runtime.Identifier{},
 	}
+	e.encodeTyped = func(obj runtime.Object, w io.Writer) error { return e.encodeEvent(e.typ, obj, w) }
+	return e
 }
 
 func (e *eventEncoder) encode(ev watch.Event) error {
@@ -255,15 +334,40 @@ func (e *eventEncoder) encode(ev watch.Event) error {
 		}
 		e.headed = true
 	}
-	e.objBuf.Reset()
-	if err := e.object.Encode(obj, &e.objBuf); err != nil {
-		return err
-	}
 	e.evBuf.Reset()
-	if err := e.event.Encode(&metav1.WatchEvent{Type: string(ev.Type), Object: runtime.RawExtension{Raw: e.objBuf.Bytes()}}, &e.evBuf); err != nil {
+	if co, ok := obj.(runtime.CacheableObject); ok {
+		// An object the watch cache shares between its watchers keeps
+		// the whole event, not only the object, encoded: every watcher
+		// with the same encoders then writes the bytes the first one
+		// made, where wrapping the object in the event would re-scan it
+		// (encoding/json compacts a RawExtension) once per watcher.
+		e.typ = ev.Type
+		if err := co.CacheEncode(e.eventID(ev.Type), e.encodeTyped, &e.evBuf); err != nil {
+			return err
+		}
+	} else if err := e.encodeEvent(ev.Type, obj, &e.evBuf); err != nil {
 		return err
 	}
 	// One write per frame: the protobuf framer prefixes each write's length.
 	_, err := e.frames.Write(e.evBuf.Bytes())
 	return err
+}
+
+// encodeEvent writes obj in a WatchEvent of type typ to w.
+func (e *eventEncoder) encodeEvent(typ watch.EventType, obj runtime.Object, w io.Writer) error {
+	e.objBuf.Reset()
+	if err := e.object.Encode(obj, &e.objBuf); err != nil {
+		return err
+	}
+	return e.event.Encode(&metav1.WatchEvent{Type: string(typ), Object: runtime.RawExtension{Raw: e.objBuf.Bytes()}}, w)
+}
+
+// eventID identifies a whole event of type typ encoded by e's encoders.
+func (e *eventEncoder) eventID(typ watch.EventType) runtime.Identifier {
+	id, ok := e.ids[typ]
+	if !ok {
+		id = runtime.Identifier("watchEvent:" + string(typ) + ":" + string(e.object.Identifier()) + ":" + string(e.event.Identifier()))
+		e.ids[typ] = id
+	}
+	return id
 }

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # make bench-profile: the server (see server.sh) under the create workload,
-# profiled through /debug/pprof as the admin: var/$wl.cpu.pprof and
-# var/$wl.allocs.pprof (allocations during the window), and the top of
-# each printed. PROFILE_SECONDS is the window (default 20); PROFILE_WORKLOAD
-# profiles another workload (get, update, mixed) into var/<workload>.*.pprof.
+# profiled through /debug/pprof as the admin: var/create.cpu.pprof and
+# var/create.allocs.pprof (allocations during the window), and the top of
+# each printed. PROFILE_SECONDS is the window (default 20).
+# PROFILE_WORKLOAD=get|update|mixed|watch profiles another workload
+# (watch: 200 watchers, 40,000 writes) into var/<workload>.{cpu,allocs}.pprof.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 . cmd/apiserver-bench/scripts/server.sh
 start_server
 
 secs=${PROFILE_SECONDS:-20}
+workload=${PROFILE_WORKLOAD:-create}
+case $workload in
+create | get | update | mixed) ops=1000000 ;;
+watch) ops=40000 ;;
+*)
+	echo "PROFILE_WORKLOAD: create, get, update, mixed or watch, not $workload" >&2
+	exit 1
+	;;
+esac
 mkdir -p var
 kc="$state/admin.kubeconfig"
-# Enough creates to outlast the window.
-wl=${PROFILE_WORKLOAD:-create}
-./bin/apiserver-bench --kubeconfig "$kc" --workload "$wl" --ops 1000000 --cleanup=false --quiet >/dev/null &
+# Enough writes to outlast the window.
+./bin/apiserver-bench --kubeconfig "$kc" --workload "$workload" --ops "$ops" --cleanup=false --quiet >/dev/null &
 load=$!
 sleep 2
 # curl with the admin's client certificate out of admin.kubeconfig.
@@ -25,11 +34,11 @@ fetch() {
 	curl -sSf --cacert "$state/pki/ca.crt" --cert "$state/admin.crt" --key "$state/admin.key" \
 		-o "$2" "https://127.0.0.1:$port$1"
 }
-fetch "/debug/pprof/profile?seconds=$secs" var/$wl.cpu.pprof &
+fetch "/debug/pprof/profile?seconds=$secs" "var/$workload.cpu.pprof" &
 cpu=$!
-fetch "/debug/pprof/allocs?seconds=$secs" var/$wl.allocs.pprof
+fetch "/debug/pprof/allocs?seconds=$secs" "var/$workload.allocs.pprof"
 wait "$cpu"
 kill "$load" 2>/dev/null || true
 wait "$load" 2>/dev/null || true
-go tool pprof -top -nodecount=35 bin/apiserver var/$wl.cpu.pprof
-go tool pprof -top -nodecount=35 -sample_index=alloc_space bin/apiserver var/$wl.allocs.pprof
+go tool pprof -top -nodecount=35 bin/apiserver "var/$workload.cpu.pprof"
+go tool pprof -top -nodecount=35 -sample_index=alloc_space bin/apiserver "var/$workload.allocs.pprof"

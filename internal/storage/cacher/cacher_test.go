@@ -547,11 +547,14 @@ func TestEncodableWatchersShareEncodings(t *testing.T) {
 	if got := encode(ob); got != want {
 		t.Fatalf("second watcher encoded\n%s\nwant\n%s", got, want)
 	}
-	if n := len(ca.enc.m); n != 1 {
+	if n := len(*ca.enc.list.Load()); n != 1 {
 		t.Fatalf("%d encodings for one encoder", n)
 	}
 	if ob.(*cachedObject).enc != ca.enc {
 		t.Fatal("the two watchers do not share the event's encodings")
+	}
+	if ob != oa {
+		t.Fatal("the two watchers do not share the event's object")
 	}
 	// The object the encoders and GetObject see is a copy.
 	got := ca.GetObject().(*corev1.ConfigMap)

@@ -180,6 +180,13 @@ func (w *cacheWatcher) serve(ctx context.Context, initial []event) {
 		if !ok {
 			return true
 		}
+		// Without a select while the channel has room: this runs for
+		// every event and watcher.
+		select {
+		case w.result <- out:
+			return true
+		default:
+		}
 		select {
 		case w.result <- out:
 			return true
@@ -236,14 +243,18 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 		}
 		return watch.Event{Type: watch.Bookmark, Object: obj}, true
 	}
-	cur := w.matches(e.obj)
+	var objAttrs, prevAttrs *attrs
+	if e.enc != nil {
+		objAttrs, prevAttrs = &e.enc.objAttrs, &e.enc.prevAttrs
+	}
+	cur := w.matches(e.obj, objAttrs)
 	if e.typ == watch.Deleted {
 		if !cur {
 			return watch.Event{}, false
 		}
 		return watch.Event{Type: watch.Deleted, Object: w.object(e)}, true
 	}
-	old := e.prev != nil && w.matches(e.prev)
+	old := e.prev != nil && w.matches(e.prev, prevAttrs)
 	switch {
 	case cur && (e.prev == nil || e.typ == watch.Added):
 		return watch.Event{Type: watch.Added, Object: w.object(e)}, true
@@ -261,16 +272,24 @@ func (w *cacheWatcher) convert(e event) (watch.Event, bool) {
 	return watch.Event{}, false
 }
 
-// object is e's object for this watcher: one that shares its encodings
-// with the event's other watchers when it only encodes, a copy otherwise.
+// object is e's object for this watcher: the one wrapper, with the
+// encodings, that the event's watchers share when they only encode, a
+// copy otherwise.
 func (w *cacheWatcher) object(e event) runtime.Object {
 	if w.encodable && e.enc != nil {
-		return &cachedObject{obj: e.obj, enc: e.enc}
+		return e.enc.object(e.obj)
 	}
 	return e.obj.DeepCopyObject()
 }
 
-func (w *cacheWatcher) matches(obj runtime.Object) bool {
-	ok, err := w.pred.Matches(obj)
-	return err == nil && ok
+// matches reports whether obj passes the watcher's selectors; a, when
+// set and the predicate names its GetAttrs, holds obj's attributes
+// shared with the event's other watchers.
+func (w *cacheWatcher) matches(obj runtime.Object, a *attrs) bool {
+	if a == nil || w.pred.AttrsKey == "" || w.pred.Empty() {
+		ok, err := w.pred.Matches(obj)
+		return err == nil && ok
+	}
+	ls, fs, err := a.get(w.pred, obj)
+	return err == nil && w.pred.MatchesAttrs(ls, fs)
 }

@@ -114,6 +114,10 @@ type Predicate struct {
 	// GetAttrs defaults to the object's labels and the fields
 	// metadata.name and metadata.namespace.
 	GetAttrs func(runtime.Object) (labels.Set, fields.Set, error)
+	// AttrsKey, when set, names GetAttrs: predicates with the same key
+	// have the same GetAttrs, so the watch cache computes an event's
+	// attributes once for all its watchers, as kube's does.
+	AttrsKey string
 	Limit    int64
 	Continue string
 }
@@ -136,13 +140,19 @@ func (p Predicate) Matches(obj runtime.Object) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	return p.MatchesAttrs(ls, fs), nil
+}
+
+// MatchesAttrs reports whether an object with labels ls and fields fs
+// passes the selectors.
+func (p Predicate) MatchesAttrs(ls labels.Set, fs fields.Set) bool {
 	if p.Label != nil && !p.Label.Matches(ls) {
-		return false, nil
+		return false
 	}
 	if p.Field != nil && !p.Field.Matches(fs) {
-		return false, nil
+		return false
 	}
-	return true, nil
+	return true
 }
 
 // DefaultAttrs returns the object's labels and kube's default field set
