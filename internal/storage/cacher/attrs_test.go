@@ -43,7 +43,7 @@ func watchTypes(t *testing.T, s *store.Store, c *Cacher, pred store.Predicate) f
 	t.Helper()
 	ctx := context.Background()
 	cur, _ := s.CurrentRevision(ctx)
-	if !c.waitFor(ctx, cur) {
+	if !c.waitFor(ctx, cur, time.Now()) {
 		t.Fatal("the cache did not catch up")
 	}
 	w, err := c.Watch(ctx, s.Prefix(), store.ListOptions{ResourceVersion: fmt.Sprint(cur), Recursive: true, Encodable: true, Predicate: pred})

@@ -81,6 +81,8 @@ type Cacher struct {
 	// revs and progressReq coalesce what consistent reads ask etcd.
 	revs        revisions
 	progressReq progress
+	// lastBookmark is when watchers last got a bookmark, under mu.
+	lastBookmark time.Time
 
 	stop context.CancelFunc
 	done chan struct{}
@@ -262,13 +264,18 @@ func (c *Cacher) apply(ev watch.Event) error {
 		if err != nil {
 			return err
 		}
-		// Every progress notification reaches the watchers that asked
-		// for bookmarks, also when nothing changed: it is their heartbeat.
+		// A progress notification moves the cache's revision, which
+		// consistent reads wait for, and is the watchers' heartbeat: they
+		// get it as a bookmark about once per bookmark interval, not for
+		// each of the notifications those reads ask for.
 		c.mu.Lock()
 		if rev >= c.rev {
 			c.rev = rev
 			c.signal()
-			c.dispatch(event{typ: watch.Bookmark, rev: rev})
+			if now := time.Now(); now.Sub(c.lastBookmark) >= c.Store.BookmarkInterval()*3/4 {
+				c.lastBookmark = now
+				c.dispatch(event{typ: watch.Bookmark, rev: rev})
+			}
 		}
 		c.mu.Unlock()
 		return nil

@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kpipe/kpipe/internal/storage/store"
 )
@@ -126,5 +127,48 @@ func TestRevisionRequestsCoalesce(t *testing.T) {
 	// Idle again: the next reader sends its own.
 	if rev, _ := r.current(ctx); rev != 300 {
 		t.Fatalf("after idle: %d", rev)
+	}
+}
+
+// The progress notifications that consistent reads ask for move the
+// cache's revision but do not flood watchers with bookmarks: they get
+// about one per bookmark interval.
+func TestConsistentReadsDoNotFloodBookmarks(t *testing.T) {
+	s, c := newPair(t)
+	other, _ := newPair(t)
+	ctx := context.Background()
+	w, err := c.Watch(ctx, s.Prefix(), store.ListOptions{Recursive: true, ProgressNotify: true, ResourceVersion: "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Stop()
+	for i := range 30 {
+		// Another resource's write leaves this cache behind etcd, so the
+		// get needs a progress notification to catch up.
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: fmt.Sprint("b", i)}}
+		if err := other.Create(ctx, key(other, "ns", cm.Name), cm, nil, 0); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(ctx, key(s, "ns", "x"), store.GetOptions{}, &corev1.ConfigMap{}); !isNotFound(err) {
+			t.Fatal(err)
+		}
+	}
+	if n := c.getHits.Load(); n < 30 {
+		t.Fatalf("%d of 30 gets came from the cache", n)
+	}
+	bookmarks := 0
+	for {
+		select {
+		case ev := <-w.ResultChan():
+			if ev.Type == watch.Bookmark {
+				bookmarks++
+			}
+			continue
+		case <-time.After(200 * time.Millisecond):
+		}
+		break
+	}
+	if bookmarks > 1 {
+		t.Fatalf("the watcher got %d bookmarks for 30 consistent reads", bookmarks)
 	}
 }

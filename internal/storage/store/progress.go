@@ -42,6 +42,14 @@ func NewProgressRequester(client *clientv3.Client, interval time.Duration, log *
 	return &ProgressRequester{client: client, interval: interval, log: log}
 }
 
+// BookmarkInterval is how often a watch with bookmarks gets one.
+func (s *Store) BookmarkInterval() time.Duration {
+	if s.progress != nil {
+		return s.progress.interval
+	}
+	return DefaultBookmarkInterval
+}
+
 // WithProgressRequester makes the store's watches with bookmarks register
 // with p, so they get a bookmark every p's interval.
 func WithProgressRequester(p *ProgressRequester) Option {
