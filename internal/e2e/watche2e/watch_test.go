@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -196,46 +195,9 @@ func TestWatch(t *testing.T) {
 		}
 	})
 
-	t.Run("bookmarks on etcd progress", func(t *testing.T) {
-		e2eutil.Namespace(t, cs, "w-bm")
-		cms := cs.CoreV1().ConfigMaps("w-bm")
-		created, err := cms.Create(ctx, e2eutil.ConfigMap("a", nil), metav1.CreateOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		w, err := cms.Watch(ctx, metav1.ListOptions{ResourceVersion: created.ResourceVersion, AllowWatchBookmarks: true})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer w.Stop()
-		// etcd holds progress back until the revision reaches where the
-		// watch starts, which is after created's.
-		if _, err := cms.Create(ctx, e2eutil.ConfigMap("b", nil), metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		wantEvent(t, w, watch.Added, "b")
-		// etcd notifies progress on request; the server's watches share
-		// the backend client and its require-leader stream.
-		cli := ts.Backend().Client
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			if err := cli.RequestProgress(clientv3.WithRequireLeader(ctx)); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case ev := <-w.ResultChan():
-				bm, ok := ev.Object.(*corev1.ConfigMap)
-				if ev.Type != watch.Bookmark || !ok || bm.ResourceVersion == "" || bm.Name != "" {
-					t.Fatalf("got %s %#v, want a bookmark", ev.Type, ev.Object)
-				}
-				return
-			case <-time.After(100 * time.Millisecond):
-			}
-			if time.Now().After(deadline) {
-				t.Fatal("no bookmark within 5s")
-			}
-		}
-	})
+	// Bookmarks from etcd's progress notifications: testPeriodicBookmarks
+	// (at most one per interval, kube's cadence; a progress request made
+	// for a consistent read is no bookmark of its own).
 
 	t.Run("watch options are validated as kube does", func(t *testing.T) {
 		e2eutil.Namespace(t, cs, "w-opts")
