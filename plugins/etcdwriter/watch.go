@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
 	metavalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
@@ -115,6 +116,15 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 	if rc.Flush() != nil {
 		return nil
 	}
+	stall := newStallGuard(rc, watchStallTimeout)
+	defer stall.stop()
+	gone := func() error {
+		if stall.stalled() {
+			wr.log.Warn("closing watch: consumer did not read events",
+				zap.String("resource", res.GroupResource().String()), zap.String("key", key), zap.Duration("waited", watchStallTimeout))
+		}
+		return nil
+	}
 
 	ch := wi.ResultChan()
 	for {
@@ -145,15 +155,20 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 				ev, ok = <-ch
 				end = !ok
 			}
-			if batch.writeTo(w) != nil || end {
+			stall.begin()
+			if batch.writeTo(w) != nil {
+				return gone()
+			}
+			if end {
 				return nil
 			}
 			// Flush once the events at hand are written, as kube does.
 			if len(ch) == 0 {
 				if rc.Flush() != nil {
-					return nil
+					return gone()
 				}
 			}
+			stall.end()
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"time"
 
+	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -27,6 +28,7 @@ type Writer struct {
 	prefix    string
 	// stopping closes at shutdown; open watches end when it does.
 	stopping <-chan struct{}
+	log      *zap.Logger
 }
 
 var (
@@ -36,6 +38,10 @@ var (
 
 // Provision implements pipeline.Provisioner.
 func (wr *Writer) Provision(env *pipeline.Env) error {
+	wr.log = zap.NewNop()
+	if env.Log != nil {
+		wr.log = env.Log
+	}
 	if env.Shared != nil {
 		wr.resources = env.Shared.Resources
 		wr.prefix = env.Shared.StoragePrefix
