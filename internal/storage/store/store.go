@@ -399,7 +399,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	start := time.Now()
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
+		Then(clientv3.OpPut(k, bytesAsString(stored), clientv3.WithLease(lease))).
 		Commit()
 	s.metrics.observe("create", s.gr, start, err)
 	if err != nil {
@@ -408,10 +408,13 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if !resp.Succeeded {
 		return apierrors.NewAlreadyExists(s.gr, nameOf(k))
 	}
-	if out != nil {
-		return s.decode(data, out, resp.Header.Revision)
+	if out == nil {
+		return nil
 	}
-	return nil
+	if c, ok := s.codec.(createdCopier); ok && c.copyCreated(obj, out) {
+		return setRV(out, resp.Header.Revision)
+	}
+	return s.decode(data, out, resp.Header.Revision)
 }
 
 // Get implements Interface.
@@ -547,7 +550,7 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 		start := time.Now()
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", st.rev)).
-			Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
+			Then(clientv3.OpPut(k, bytesAsString(stored), clientv3.WithLease(lease))).
 			Else(clientv3.OpGet(k)).
 			Commit()
 		s.metrics.observe("update", s.gr, start, err)

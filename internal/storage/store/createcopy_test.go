@@ -1,0 +1,151 @@
+package store
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiequality "k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/serializer"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/scheme"
+)
+
+// TestCreateReturnsWhatDecodeGives: Create hands back a copy of the object
+// instead of decoding the bytes it wrote; the copy must encode, as JSON
+// and as protobuf, byte for byte as the decoded object (read back with
+// Get) does, and be semantically equal to it, times included.
+func TestCreateReturnsWhatDecodeGives(t *testing.T) {
+	t.Parallel()
+	cms, cp := newCMStore(t)
+	pods, pp := newPodStore(t)
+	ctx := testCtx(t)
+	// Sub-second times, as the server sets creationTimestamp and
+	// managedFields times; JSON keeps whole seconds.
+	now := metav1.NewTime(time.Date(2026, 12, 3, 4, 5, 6, 987654321, time.UTC))
+	later := metav1.NewTime(now.Add(1500 * time.Millisecond))
+	meta := func(name string) metav1.ObjectMeta {
+		return metav1.ObjectMeta{
+			Namespace: "default", Name: name, GenerateName: "gen-", UID: types.UID("uid-" + name),
+			Labels: map[string]string{"a": "b"}, Annotations: map[string]string{},
+			CreationTimestamp: now, SelfLink: "/api/v1/namespaces/default/x/" + name,
+			Finalizers:      []string{},
+			OwnerReferences: []metav1.OwnerReference{{APIVersion: "v1", Kind: "Pod", Name: "o", UID: "u"}},
+			ManagedFields: []metav1.ManagedFieldsEntry{{
+				Manager: "m", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1", Time: &later,
+				FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:k":{}}}`)},
+			}},
+		}
+	}
+	immutable := false
+	cases := []struct {
+		name string
+		s    *Store
+		key  string
+		obj  runtime.Object
+	}{
+		{"configmap", cms, key(cp, "default", "a"), &corev1.ConfigMap{ObjectMeta: meta("a"), Data: map[string]string{"k": "v", "empty": ""},
+			BinaryData: map[string][]byte{}, Immutable: &immutable}},
+		{"configmap with nothing", cms, key(cp, "default", "b"), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "b"}}},
+		{"configmap with typemeta", cms, key(cp, "default", "c"), &corev1.ConfigMap{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"},
+			ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "c"}, Data: map[string]string{}}},
+		{"pod", pods, key(pp, "default", "p"), &corev1.Pod{ObjectMeta: meta("p"), Spec: corev1.PodSpec{
+			Containers: []corev1.Container{{Name: "c", Image: "i", Args: []string{}, Env: []corev1.EnvVar{{Name: "e"}},
+				Resources: corev1.ResourceRequirements{
+					Limits:   corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1000m"), corev1.ResourceMemory: resource.MustParse("1.5Gi")},
+					Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("0.1")},
+				}}},
+			Tolerations: []corev1.Toleration{}, NodeSelector: map[string]string{},
+		}, Status: corev1.PodStatus{Phase: corev1.PodPending, Conditions: []corev1.PodCondition{{Type: "Ready", LastTransitionTime: later}}}}},
+	}
+	cf := serializer.NewCodecFactory(scheme.Scheme)
+	jsonEnc := cf.LegacyCodec(corev1.SchemeGroupVersion)
+	pb, ok := runtime.SerializerInfoForMediaType(cf.SupportedMediaTypes(), runtime.ContentTypeProtobuf)
+	if !ok {
+		t.Fatal("no protobuf serializer")
+	}
+	pbEnc := cf.EncoderForVersion(pb.Serializer, corev1.SchemeGroupVersion)
+	encode := func(e runtime.Encoder, o runtime.Object) []byte {
+		var b bytes.Buffer
+		if err := e.Encode(o, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.Bytes()
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := tc.obj.DeepCopyObject()
+			out := tc.s.New()
+			if err := tc.s.Create(ctx, tc.key, in, out, 0); err != nil {
+				t.Fatal(err)
+			}
+			if !apiequality.Semantic.DeepEqual(in, tc.obj) {
+				t.Fatalf("Create changed its input:\n%#v\n%#v", in, tc.obj)
+			}
+			got := tc.s.New()
+			if err := tc.s.Get(ctx, tc.key, GetOptions{}, got); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := encode(jsonEnc, out), encode(jsonEnc, got); !bytes.Equal(a, b) {
+				t.Fatalf("JSON of the created object\n%s\nof the decoded one\n%s", a, b)
+			}
+			if a, b := encode(pbEnc, out), encode(pbEnc, got); !bytes.Equal(a, b) {
+				t.Fatalf("protobuf of the created object\n%q\nof the decoded one\n%q", a, b)
+			}
+			if !apiequality.Semantic.DeepEqual(out, got) {
+				t.Fatalf("created\n%#v\ndecoded\n%#v", out, got)
+			}
+			om, gm := metaOf(t, out), metaOf(t, got)
+			if !om.GetCreationTimestamp().Time.Equal(gm.GetCreationTimestamp().Time) || om.GetSelfLink() != "" ||
+				!out.GetObjectKind().GroupVersionKind().Empty() {
+				t.Fatalf("created metadata %+v, decoded %+v, kind %v", om, gm, out.GetObjectKind().GroupVersionKind())
+			}
+			// out shares nothing with the input.
+			if mf := om.GetManagedFields(); len(mf) > 0 {
+				mf[0].Manager = "changed"
+				if metaOf(t, in).GetManagedFields()[0].Manager != "m" {
+					t.Fatal("the created object shares managedFields with the input")
+				}
+			}
+		})
+	}
+}
+
+func metaOf(t *testing.T, o runtime.Object) metav1.Object {
+	t.Helper()
+	m, ok := o.(metav1.Object)
+	if !ok {
+		t.Fatalf("%T has no metadata", o)
+	}
+	return m
+}
+
+// TestCopyCreatedTakes: the copy stands in only for typed objects of the
+// codec's version; unstructured objects and mismatched targets decode.
+func TestCopyCreatedTakes(t *testing.T) {
+	c := codec().(*jsonCodec)
+	cases := []struct {
+		name     string
+		obj, out runtime.Object
+		want     bool
+	}{
+		{"configmap", &corev1.ConfigMap{}, &corev1.ConfigMap{}, true},
+		{"secret", &corev1.Secret{}, &corev1.Secret{}, true},
+		{"pod: times outside metadata", &corev1.Pod{}, &corev1.Pod{}, false},
+		{"event: times", &corev1.Event{}, &corev1.Event{}, false},
+		{"unstructured", &unstructured.Unstructured{Object: map[string]any{"apiVersion": "v1", "kind": "ConfigMap"}}, &unstructured.Unstructured{}, false},
+		{"another type", &corev1.ConfigMap{}, &corev1.Secret{}, false},
+		{"not of the version", &appsv1.Deployment{}, &appsv1.Deployment{}, false},
+	}
+	for _, tc := range cases {
+		if got := c.copyCreated(tc.obj, tc.out); got != tc.want {
+			t.Errorf("%s: copyCreated = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
