@@ -2,6 +2,8 @@ package store
 
 import (
 	"bytes"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
@@ -147,5 +150,108 @@ func TestCopyCreatedTakes(t *testing.T) {
 		if got := c.copyCreated(tc.obj, tc.out); got != tc.want {
 			t.Errorf("%s: copyCreated = %v, want %v", tc.name, got, tc.want)
 		}
+	}
+}
+
+// TestWatchTakesCreatedObjects: a create's watch event carries the object
+// Create handed over instead of a decode of the value; it must be what
+// the decode gives (JSON bytes, semantic equality, resourceVersion), with
+// two watches (one takes, the other decodes) and objects not handed over.
+func TestWatchTakesCreatedObjects(t *testing.T) {
+	t.Parallel()
+	s, p := newCMStore(t)
+	ctx := testCtx(t)
+	if s.handoff.active() {
+		t.Fatal("handoff active with no watch")
+	}
+	_ = mustCreate(t, s, key(p, "default", "before"), cm("default", "before", nil, nil))
+	if n := len(s.handoff.entries); n != 0 {
+		t.Fatalf("%d objects handed over with no watch", n)
+	}
+	rv := objRV(mustCreate(t, s, key(p, "default", "rv"), cm("default", "rv", nil, nil)))
+	w1, err := s.Watch(ctx, p, ListOptions{ResourceVersion: rv, Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w1.Stop()
+	w2, err := s.Watch(ctx, p+"/other/", ListOptions{ResourceVersion: rv, Recursive: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w2.Stop()
+	cf := serializer.NewCodecFactory(scheme.Scheme)
+	enc := cf.LegacyCodec(corev1.SchemeGroupVersion)
+	encode := func(o runtime.Object) string {
+		var b bytes.Buffer
+		if err := enc.Encode(o, &b); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	}
+	now := metav1.NewTime(time.Date(2026, 12, 3, 4, 5, 6, 987654321, time.UTC))
+	for i, ns := range []string{"default", "other", "default"} {
+		name := fmt.Sprintf("c%d", i)
+		obj := cm(ns, name, map[string]string{"i": name}, map[string]string{"k": strings.Repeat("v", 100)})
+		obj.CreationTimestamp = now
+		obj.Annotations = map[string]string{}
+		created := mustCreate(t, s, key(p, ns, name), obj)
+		got := s.New()
+		if err := s.Get(ctx, key(p, ns, name), GetOptions{}, got); err != nil {
+			t.Fatal(err)
+		}
+		watches := []watch.Interface{w1}
+		if ns == "other" {
+			watches = append(watches, w2)
+		}
+		for _, w := range watches {
+			ev := nextEvent(t, w)
+			if ev.Type != watch.Added {
+				t.Fatalf("event %s", ev.Type)
+			}
+			if a, b := encode(ev.Object), encode(got); a != b {
+				t.Fatalf("watched\n%s\ndecoded\n%s", a, b)
+			}
+			if !apiequality.Semantic.DeepEqual(ev.Object, got) || objRV(ev.Object) != objRV(created) {
+				t.Fatalf("watched %#v\ndecoded %#v", ev.Object, got)
+			}
+			if ev.Object == created {
+				t.Fatal("the watch shares the object Create returned")
+			}
+		}
+	}
+	s.handoff.mu.Lock()
+	n := len(s.handoff.entries)
+	s.handoff.mu.Unlock()
+	if n != 0 {
+		t.Fatalf("%d handed-over objects not taken", n)
+	}
+}
+
+// TestHandoffBounds: entries nobody takes go oldest first past the count
+// and byte bounds; a failed write withdraws its entry; a value that
+// differs takes nothing.
+func TestHandoffBounds(t *testing.T) {
+	var h handoff
+	for i := 0; i < handoffMax+10; i++ {
+		h.put(fmt.Sprint(i), []byte("v"), &corev1.ConfigMap{})
+	}
+	if len(h.entries) != handoffMax || len(h.order) != handoffMax || h.bytes != handoffMax {
+		t.Fatalf("%d entries, %d in order, %d bytes", len(h.entries), len(h.order), h.bytes)
+	}
+	if h.take([]byte("0"), []byte("v")) != nil || h.take([]byte("20"), []byte("other")) != nil {
+		t.Fatal("took an evicted entry or another value")
+	}
+	if h.take([]byte("20"), []byte("v")) == nil || h.take([]byte("20"), []byte("v")) != nil {
+		t.Fatal("an entry is taken once")
+	}
+	big := make([]byte, handoffMaxBytes/2+1)
+	h.put("big1", big, &corev1.ConfigMap{})
+	e := h.put("big2", big, &corev1.ConfigMap{})
+	if h.bytes > handoffMaxBytes || h.entries["big1"] != nil {
+		t.Fatalf("%d bytes held", h.bytes)
+	}
+	h.drop(e)
+	if h.entries["big2"] != nil || h.bytes != 0 {
+		t.Fatalf("dropped entry held, %d bytes", h.bytes)
 	}
 }

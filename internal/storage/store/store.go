@@ -183,6 +183,7 @@ type Store struct {
 	progress *ProgressRequester
 
 	transformer Transformer
+	handoff     handoff
 
 	requestTimeout   time.Duration
 	maxUpdateRetries int
@@ -396,16 +397,25 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 			return s.toAPIError(err, "create")
 		}
 	}
+	var handed *handed
+	if c, ok := s.codec.(createdCopier); ok && s.handoff.active() {
+		if h := s.newFunc(); c.copyCreated(obj, h) {
+			handed = s.handoff.put(k, stored, h)
+		}
+	}
 	start := time.Now()
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(k), "=", 0)).
 		Then(clientv3.OpPut(k, bytesAsString(stored), clientv3.WithLease(lease))).
 		Commit()
 	s.metrics.observe("create", s.gr, start, err)
-	if err != nil {
-		return s.toAPIError(err, "create")
-	}
-	if !resp.Succeeded {
+	if err != nil || !resp.Succeeded {
+		if handed != nil {
+			s.handoff.drop(handed)
+		}
+		if err != nil {
+			return s.toAPIError(err, "create")
+		}
 		return apierrors.NewAlreadyExists(s.gr, nameOf(k))
 	}
 	if out == nil {
