@@ -79,16 +79,17 @@ func (c *jsonCodec) registered(into runtime.Object, gvk schema.GroupVersionKind)
 	return false
 }
 
-// createdCopier is a codec that can give what decoding an object's
-// encoding gives without the decode: after a create, the store returns
-// the object it was handed instead of decoding the bytes it just wrote.
-type createdCopier interface {
-	// copyCreated fills out as decoding obj's encoding into out would,
+// writtenCopier is a codec that can give what decoding an object's
+// encoding gives without the decode: after a create or an update, the
+// store returns a copy of the object it wrote instead of decoding the
+// bytes it just wrote.
+type writtenCopier interface {
+	// copyWritten fills out as decoding obj's encoding into out would,
 	// and reports whether it could; out is then left for the decode.
-	copyCreated(obj, out runtime.Object) bool
+	copyWritten(obj, out runtime.Object) bool
 }
 
-// copyCreated stands in for the decode of obj's encoding into out with a
+// copyWritten stands in for the decode of obj's encoding into out with a
 // deep copy, for plain typed objects of a kind registered in c's version,
 // the ones the JSON round trip gives back field for field. It does what
 // the round trip does besides: selfLink (never stored) goes, TypeMeta is
@@ -97,7 +98,7 @@ type createdCopier interface {
 // which JSON does not carry (the encoders drop it anyway; a Table's ages
 // would not). Unstructured objects, whose numbers JSON retypes, always
 // take the decode.
-func (c *jsonCodec) copyCreated(obj, out runtime.Object) bool {
+func (c *jsonCodec) copyWritten(obj, out runtime.Object) bool {
 	if !direct(obj) || !direct(out) {
 		return false
 	}
@@ -181,7 +182,7 @@ var (
 // roundTrips reports whether every value of t comes back from JSON as it
 // went in, up to nil versus empty slices and maps (which encode alike):
 // no times (JSON keeps whole seconds; ObjectMeta's are truncated by
-// copyCreated), no interfaces, no fields JSON skips, no custom encodings
+// copyWritten), no interfaces, no fields JSON skips, no custom encodings
 // but the exact ones. seen breaks cycles.
 func roundTrips(t reflect.Type, seen map[reflect.Type]bool) bool {
 	if t == objectMetaType || t == typeMetaType || exactLeaves[t] {

@@ -20,10 +20,11 @@ import (
 	"k8s.io/client-go/kubernetes/scheme"
 )
 
-// TestCreateReturnsWhatDecodeGives: Create hands back a copy of the object
-// instead of decoding the bytes it wrote; the copy must encode, as JSON
-// and as protobuf, byte for byte as the decoded object (read back with
-// Get) does, and be semantically equal to it, times included.
+// TestCreateReturnsWhatDecodeGives: Create (and GuaranteedUpdate) hand
+// back a copy of the object instead of decoding the bytes they wrote; the
+// copy must encode, as JSON and as protobuf, byte for byte as the decoded
+// object (read back with Get) does, and be semantically equal to it,
+// times included.
 func TestCreateReturnsWhatDecodeGives(t *testing.T) {
 	t.Parallel()
 	cms, cp := newCMStore(t)
@@ -109,6 +110,26 @@ func TestCreateReturnsWhatDecodeGives(t *testing.T) {
 				!out.GetObjectKind().GroupVersionKind().Empty() {
 				t.Fatalf("created metadata %+v, decoded %+v, kind %v", om, gm, out.GetObjectKind().GroupVersionKind())
 			}
+			// An update answers with a copy too.
+			updated := tc.s.New()
+			if err := tc.s.GuaranteedUpdate(ctx, tc.key, updated, false, nil, func(cur runtime.Object, _ ResponseMeta) (runtime.Object, *time.Duration, error) {
+				m := metaOf(t, cur)
+				m.SetLabels(map[string]string{"updated": "yes"})
+				m.SetFinalizers([]string{})
+				return cur, nil, nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			reread := tc.s.New()
+			if err := tc.s.Get(ctx, tc.key, GetOptions{}, reread); err != nil {
+				t.Fatal(err)
+			}
+			if a, b := encode(jsonEnc, updated), encode(jsonEnc, reread); !bytes.Equal(a, b) {
+				t.Fatalf("JSON of the updated object\n%s\nof the decoded one\n%s", a, b)
+			}
+			if !apiequality.Semantic.DeepEqual(updated, reread) {
+				t.Fatalf("updated\n%#v\ndecoded\n%#v", updated, reread)
+			}
 			// out shares nothing with the input.
 			if mf := om.GetManagedFields(); len(mf) > 0 {
 				mf[0].Manager = "changed"
@@ -129,9 +150,9 @@ func metaOf(t *testing.T, o runtime.Object) metav1.Object {
 	return m
 }
 
-// TestCopyCreatedTakes: the copy stands in only for typed objects of the
+// TestCopyWrittenTakes: the copy stands in only for typed objects of the
 // codec's version; unstructured objects and mismatched targets decode.
-func TestCopyCreatedTakes(t *testing.T) {
+func TestCopyWrittenTakes(t *testing.T) {
 	c := codec().(*jsonCodec)
 	cases := []struct {
 		name     string
@@ -147,17 +168,17 @@ func TestCopyCreatedTakes(t *testing.T) {
 		{"not of the version", &appsv1.Deployment{}, &appsv1.Deployment{}, false},
 	}
 	for _, tc := range cases {
-		if got := c.copyCreated(tc.obj, tc.out); got != tc.want {
-			t.Errorf("%s: copyCreated = %v, want %v", tc.name, got, tc.want)
+		if got := c.copyWritten(tc.obj, tc.out); got != tc.want {
+			t.Errorf("%s: copyWritten = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }
 
-// TestWatchTakesCreatedObjects: a create's watch event carries the object
-// Create handed over instead of a decode of the value; it must be what
-// the decode gives (JSON bytes, semantic equality, resourceVersion), with
-// two watches (one takes, the other decodes) and objects not handed over.
-func TestWatchTakesCreatedObjects(t *testing.T) {
+// TestWatchTakesWrittenObjects: the watch event of a create or an update
+// carries the object the write handed over instead of a decode of the
+// value; it must be what the decode gives (JSON bytes, semantic equality,
+// resourceVersion), with two watches (one takes, the other decodes).
+func TestWatchTakesWrittenObjects(t *testing.T) {
 	t.Parallel()
 	s, p := newCMStore(t)
 	ctx := testCtx(t)
@@ -203,21 +224,38 @@ func TestWatchTakesCreatedObjects(t *testing.T) {
 		if ns == "other" {
 			watches = append(watches, w2)
 		}
-		for _, w := range watches {
-			ev := nextEvent(t, w)
-			if ev.Type != watch.Added {
-				t.Fatalf("event %s", ev.Type)
-			}
-			if a, b := encode(ev.Object), encode(got); a != b {
-				t.Fatalf("watched\n%s\ndecoded\n%s", a, b)
-			}
-			if !apiequality.Semantic.DeepEqual(ev.Object, got) || objRV(ev.Object) != objRV(created) {
-				t.Fatalf("watched %#v\ndecoded %#v", ev.Object, got)
-			}
-			if ev.Object == created {
-				t.Fatal("the watch shares the object Create returned")
+		check := func(want watch.EventType, got, written runtime.Object) {
+			t.Helper()
+			for _, w := range watches {
+				ev := nextEvent(t, w)
+				if ev.Type != want {
+					t.Fatalf("event %s, want %s", ev.Type, want)
+				}
+				if a, b := encode(ev.Object), encode(got); a != b {
+					t.Fatalf("watched\n%s\ndecoded\n%s", a, b)
+				}
+				if !apiequality.Semantic.DeepEqual(ev.Object, got) || objRV(ev.Object) != objRV(written) {
+					t.Fatalf("watched %#v\ndecoded %#v", ev.Object, got)
+				}
+				if ev.Object == written {
+					t.Fatal("the watch shares the object the write returned")
+				}
 			}
 		}
+		check(watch.Added, got, created)
+		updated := s.New()
+		if err := s.GuaranteedUpdate(ctx, key(p, ns, name), updated, false, nil, func(cur runtime.Object, _ ResponseMeta) (runtime.Object, *time.Duration, error) {
+			c := cur.(*corev1.ConfigMap)
+			c.Data["k2"] = "v2"
+			return c, nil, nil
+		}); err != nil {
+			t.Fatal(err)
+		}
+		got = s.New()
+		if err := s.Get(ctx, key(p, ns, name), GetOptions{}, got); err != nil {
+			t.Fatal(err)
+		}
+		check(watch.Modified, got, updated)
 	}
 	s.handoff.mu.Lock()
 	n := len(s.handoff.entries)

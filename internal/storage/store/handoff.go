@@ -8,15 +8,16 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 )
 
-// handoff passes the objects Create writes to the store's watchers, so
-// that the watch event of a create needs no decode of the value: the
+// handoff passes the objects Create and GuaranteedUpdate write to the
+// store's watchers, so that the watch event of a write needs no decode of
+// the value: the
 // watcher that sees the event first takes the object, any other decodes
 // as before. An object is handed over only when a copy is what the decode
-// gives (see copyCreated) and is matched on its key and the exact bytes
+// gives (see copyWritten) and is matched on its key and the exact bytes
 // written: the same bytes decode to the same object, so a match cannot be
 // wrong even if it is not the write that handed it over. The watch event
-// may come before Create's answer, so objects are handed over before the
-// write. Entries nobody takes (a key no watch covers, a failed write) go
+// may come before the write's answer, so objects are handed over before
+// the write. Entries nobody takes (a key no watch covers, a failed write) go
 // first in first out past handoffMax entries or handoffMaxBytes of values.
 type handoff struct {
 	watchers atomic.Int32 // running watches: none, nothing is handed over

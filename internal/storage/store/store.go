@@ -398,8 +398,8 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 		}
 	}
 	var handed *handed
-	if c, ok := s.codec.(createdCopier); ok && s.handoff.active() {
-		if h := s.newFunc(); c.copyCreated(obj, h) {
+	if c, ok := s.codec.(writtenCopier); ok && s.handoff.active() {
+		if h := s.newFunc(); c.copyWritten(obj, h) {
 			handed = s.handoff.put(k, stored, h)
 		}
 	}
@@ -421,7 +421,7 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 	if out == nil {
 		return nil
 	}
-	if c, ok := s.codec.(createdCopier); ok && c.copyCreated(obj, out) {
+	if c, ok := s.codec.(writtenCopier); ok && c.copyWritten(obj, out) {
 		return setRV(out, resp.Header.Revision)
 	}
 	return s.decode(data, out, resp.Header.Revision)
@@ -557,6 +557,13 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 				return s.toAPIError(err, "update")
 			}
 		}
+		c, copier := s.codec.(writtenCopier)
+		var handed *handed
+		if copier && s.handoff.active() {
+			if h := s.newFunc(); c.copyWritten(ret, h) {
+				handed = s.handoff.put(k, stored, h)
+			}
+		}
 		start := time.Now()
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", st.rev)).
@@ -564,10 +571,17 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 			Else(clientv3.OpGet(k)).
 			Commit()
 		s.metrics.observe("update", s.gr, start, err)
+		if handed != nil && (err != nil || !resp.Succeeded) {
+			s.handoff.drop(handed)
+		}
 		if err != nil {
 			return s.toAPIError(err, "update")
 		}
 		if resp.Succeeded {
+			// As in Create: a copy of what was written, not a decode.
+			if copier && c.copyWritten(ret, out) {
+				return setRV(out, resp.Header.Revision)
+			}
 			return s.decode(data, out, resp.Header.Revision)
 		}
 		if attempt >= s.maxUpdateRetries {

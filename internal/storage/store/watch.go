@@ -268,8 +268,8 @@ func (w *watcher) transform(e *clientv3.Event) (*watch.Event, error) {
 	}
 	rev := e.Kv.ModRevision
 	var cur, old runtime.Object
-	if created {
-		// What a Create of this store handed over decodes from nothing.
+	if !deleted {
+		// What a write of this store handed over needs no decode.
 		if cur = w.s.handoff.take(e.Kv.Key, e.Kv.Value); cur != nil {
 			if err := setRV(cur, rev); err != nil {
 				return nil, err
