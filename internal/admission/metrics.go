@@ -2,6 +2,7 @@ package admission
 
 import (
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,6 +23,21 @@ var Buckets = []float64{0.005, 0.025, 0.1, 0.5, 1.0, 2.5}
 type Metrics struct {
 	step       *prometheus.HistogramVec
 	controller *prometheus.HistogramVec
+	// The histograms by their labels, looked up once: WithLabelValues
+	// hashes its labels under a lock, once per plugin per request.
+	mu          sync.RWMutex
+	steps       map[stepLabels]prometheus.Observer
+	controllers map[controllerLabels]prometheus.Observer
+}
+
+type stepLabels struct {
+	typ, op  string
+	rejected bool
+}
+
+type controllerLabels struct {
+	name string
+	stepLabels
 }
 
 // NewMetrics builds the histograms and registers them with register,
@@ -41,8 +57,10 @@ func NewMetrics(register func(prometheus.Collector) prometheus.Collector) *Metri
 		Buckets: Buckets,
 	}, []string{"name", "type", "operation", "rejected"})
 	return &Metrics{
-		step:       register(step).(*prometheus.HistogramVec),
-		controller: register(controller).(*prometheus.HistogramVec),
+		step:        register(step).(*prometheus.HistogramVec),
+		controller:  register(controller).(*prometheus.HistogramVec),
+		steps:       map[stepLabels]prometheus.Observer{},
+		controllers: map[controllerLabels]prometheus.Observer{},
 	}
 }
 
@@ -50,12 +68,32 @@ func (m *Metrics) observeStep(typ, op string, rejected bool, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.step.WithLabelValues(typ, op, strconv.FormatBool(rejected)).Observe(d.Seconds())
+	k := stepLabels{typ, op, rejected}
+	m.mu.RLock()
+	o, ok := m.steps[k]
+	m.mu.RUnlock()
+	if !ok {
+		o = m.step.WithLabelValues(typ, op, strconv.FormatBool(rejected))
+		m.mu.Lock()
+		m.steps[k] = o
+		m.mu.Unlock()
+	}
+	o.Observe(d.Seconds())
 }
 
 func (m *Metrics) observePlugin(name, typ, op string, rejected bool, d time.Duration) {
 	if m == nil {
 		return
 	}
-	m.controller.WithLabelValues(name, typ, op, strconv.FormatBool(rejected)).Observe(d.Seconds())
+	k := controllerLabels{name, stepLabels{typ, op, rejected}}
+	m.mu.RLock()
+	o, ok := m.controllers[k]
+	m.mu.RUnlock()
+	if !ok {
+		o = m.controller.WithLabelValues(name, typ, op, strconv.FormatBool(rejected))
+		m.mu.Lock()
+		m.controllers[k] = o
+		m.mu.Unlock()
+	}
+	o.Observe(d.Seconds())
 }

@@ -53,6 +53,11 @@ var typeConverter = sync.OnceValue(func() managedfields.TypeConverter {
 	return applyconfigurations.NewTypeConverter(api.Scheme)
 })
 
+// convertor converts without copying an object already in the target
+// version, as kube's field managers' convertor does: the safe one deep
+// copies the object twice on every write only to read it.
+var convertor = runtime.UnsafeObjectConvertor(api.Scheme)
+
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,8 +117,16 @@ func (s *Stage) manage(r *http.Request, op *request.Operation) error {
 	if live == nil {
 		live = op.Resource.New()
 	}
+	// The manager converts to the served version in place (kube's field
+	// managers get the unsafe convertor too), which stamps apiVersion and
+	// kind on the objects: they are put back as they were.
+	defer keepKind(live)()
 	if op.PatchType != types.ApplyYAMLPatchType {
-		op.Object = fm.UpdateNoErrors(live, op.Object, managerName(op.FieldManager, r.UserAgent()))
+		obj := op.Object
+		gvk := obj.GetObjectKind().GroupVersionKind()
+		op.Object = fm.UpdateNoErrors(live, obj, managerName(op.FieldManager, r.UserAgent()))
+		obj.GetObjectKind().SetGroupVersionKind(gvk)
+		op.Object.GetObjectKind().SetGroupVersionKind(gvk)
 		return nil
 	}
 	patch := map[string]any{}
@@ -146,6 +159,13 @@ func (s *Stage) manage(r *http.Request, op *request.Operation) error {
 	return nil
 }
 
+// keepKind returns a function that sets o's apiVersion and kind back to
+// what they are now.
+func keepKind(o runtime.Object) func() {
+	gvk := o.GetObjectKind().GroupVersionKind()
+	return func() { o.GetObjectKind().SetGroupVersionKind(gvk) }
+}
+
 // asStatus answers an error that is not an API status as kube's
 // ErrorToAPIStatus does: a 500 with its message as it is.
 func asStatus(err error) error {
@@ -166,7 +186,7 @@ func (s *Stage) manager(res *api.Resource, subresource string) (*managedfields.F
 	if fm, ok := s.managers[key]; ok {
 		return fm, nil
 	}
-	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), api.Scheme, defaulter(res.Strategy.Default), api.Scheme,
+	fm, err := managedfields.NewDefaultFieldManager(typeConverter(), convertor, defaulter(res.Strategy.Default), api.Scheme,
 		key.gvk, key.gvk.GroupVersion(), subresource, resetFields(res, subresource))
 	if err != nil {
 		return nil, err

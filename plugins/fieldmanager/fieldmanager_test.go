@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -344,4 +345,40 @@ func FuzzApply(f *testing.F) {
 			t.Fatalf("applied to a %T", got.Object)
 		}
 	})
+}
+
+// TestKeepsKinds: the field manager converts in place (no copies), which
+// stamps apiVersion and kind; the objects handed on, and the live one,
+// keep the TypeMeta they came with, and the live one is otherwise
+// untouched.
+func TestKeepsKinds(t *testing.T) {
+	cms := resource(t, "", "v1", "configmaps")
+	s := newStage()
+	live := configMap(map[string]string{"k": "v"})
+	live.UID = "u"
+	live.ManagedFields = []metav1.ManagedFieldsEntry{{Manager: "first", Operation: metav1.ManagedFieldsOperationUpdate, APIVersion: "v1",
+		FieldsType: "FieldsV1", FieldsV1: &metav1.FieldsV1{Raw: []byte(`{"f:data":{".":{},"f:k":{}}}`)}}}
+	liveBefore := live.DeepCopy()
+	typed := configMap(map[string]string{"k": "v2"})
+	typed.TypeMeta = metav1.TypeMeta{APIVersion: "v1", Kind: "ConfigMap"}
+	for _, op := range []*request.Operation{
+		{Resource: cms, Object: configMap(map[string]string{"k": "v"}), FieldManager: "m"},
+		{Resource: cms, Object: configMap(map[string]string{"k": "v2"}), Old: live, FieldManager: "m"},
+		{Resource: cms, Object: typed, Old: live, FieldManager: "m"},
+	} {
+		want := op.Object.GetObjectKind().GroupVersionKind()
+		got, w := serve(t, s, op, "")
+		if w.Code != http.StatusOK {
+			t.Fatalf("%d %s", w.Code, w.Body)
+		}
+		if gvk := got.Object.GetObjectKind().GroupVersionKind(); gvk != want {
+			t.Errorf("object kind %v, want %v", gvk, want)
+		}
+		if entries(t, got.Object) == "" {
+			t.Error("no managedFields")
+		}
+		if !reflect.DeepEqual(live, liveBefore) {
+			t.Errorf("live object changed:\n%#v\n%#v", live, liveBefore)
+		}
+	}
 }

@@ -193,6 +193,7 @@ type Store struct {
 	progress *ProgressRequester
 
 	transformer Transformer
+	handoff     handoff
 
 	requestTimeout   time.Duration
 	maxUpdateRetries int
@@ -406,22 +407,34 @@ func (s *Store) Create(ctx context.Context, key string, obj, out runtime.Object,
 			return s.toAPIError(err, "create")
 		}
 	}
+	var handed *handed
+	if c, ok := s.codec.(writtenCopier); ok && s.handoff.active() {
+		if h := s.newFunc(); c.copyWritten(obj, h) {
+			handed = s.handoff.put(k, stored, h)
+		}
+	}
 	start := time.Now()
 	resp, err := s.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.ModRevision(k), "=", 0)).
-		Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
+		Then(clientv3.OpPut(k, bytesAsString(stored), clientv3.WithLease(lease))).
 		Commit()
 	s.metrics.observe("create", s.gr, start, err)
-	if err != nil {
-		return s.toAPIError(err, "create")
-	}
-	if !resp.Succeeded {
+	if err != nil || !resp.Succeeded {
+		if handed != nil {
+			s.handoff.drop(handed)
+		}
+		if err != nil {
+			return s.toAPIError(err, "create")
+		}
 		return apierrors.NewAlreadyExists(s.gr, nameOf(k))
 	}
-	if out != nil {
-		return s.decode(data, out, resp.Header.Revision)
+	if out == nil {
+		return nil
 	}
-	return nil
+	if c, ok := s.codec.(writtenCopier); ok && c.copyWritten(obj, out) {
+		return setRV(out, resp.Header.Revision)
+	}
+	return s.decode(data, out, resp.Header.Revision)
 }
 
 // Get implements Interface.
@@ -554,17 +567,31 @@ func (s *Store) GuaranteedUpdate(ctx context.Context, key string, out runtime.Ob
 				return s.toAPIError(err, "update")
 			}
 		}
+		c, copier := s.codec.(writtenCopier)
+		var handed *handed
+		if copier && s.handoff.active() {
+			if h := s.newFunc(); c.copyWritten(ret, h) {
+				handed = s.handoff.put(k, stored, h)
+			}
+		}
 		start := time.Now()
 		resp, err := s.client.Txn(ctx).
 			If(clientv3.Compare(clientv3.ModRevision(k), "=", st.rev)).
-			Then(clientv3.OpPut(k, string(stored), clientv3.WithLease(lease))).
+			Then(clientv3.OpPut(k, bytesAsString(stored), clientv3.WithLease(lease))).
 			Else(clientv3.OpGet(k)).
 			Commit()
 		s.metrics.observe("update", s.gr, start, err)
+		if handed != nil && (err != nil || !resp.Succeeded) {
+			s.handoff.drop(handed)
+		}
 		if err != nil {
 			return s.toAPIError(err, "update")
 		}
 		if resp.Succeeded {
+			// As in Create: a copy of what was written, not a decode.
+			if copier && c.copyWritten(ret, out) {
+				return setRV(out, resp.Header.Revision)
+			}
 			return s.decode(data, out, resp.Header.Revision)
 		}
 		if attempt >= s.maxUpdateRetries {

@@ -76,6 +76,7 @@ func (s *Store) Watch(ctx context.Context, key string, opts ListOptions) (watch.
 		done:         make(chan struct{}),
 		sendDeadline: s.watchSendTimeout,
 	}
+	s.handoff.watchers.Add(1)
 	go w.run()
 	return w, nil
 }
@@ -109,6 +110,7 @@ func (w *watcher) ResultChan() <-chan watch.Event { return w.result }
 
 func (w *watcher) run() {
 	defer close(w.done)
+	defer w.s.handoff.watchers.Add(-1)
 	defer close(w.result)
 	defer w.cancel()
 	if err := w.watch(); err != nil && !errors.Is(err, errStopped) {
@@ -267,6 +269,14 @@ func (w *watcher) transform(e *clientv3.Event) (*watch.Event, error) {
 	rev := e.Kv.ModRevision
 	var cur, old runtime.Object
 	if !deleted {
+		// What a write of this store handed over needs no decode.
+		if cur = w.s.handoff.take(e.Kv.Key, e.Kv.Value); cur != nil {
+			if err := setRV(cur, rev); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if !deleted && cur == nil {
 		cur = w.s.newFunc()
 		if err := w.s.decodeStored(w.ctx, e.Kv.Value, string(e.Kv.Key), cur, rev); err != nil {
 			return nil, err
