@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -24,7 +25,8 @@ import (
 // makes one PKI, `apiserver etcd` runs a 3-member etcd cluster with mutual
 // TLS for clients and peers, and two replicas share it; an object written
 // through one is read through the other with the generated admin
-// kubeconfig, whose certificate both replicas trust.
+// kubeconfig, whose certificate both replicas trust; services created
+// through both at once get distinct ClusterIPs.
 func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five processes")
@@ -128,6 +130,35 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 		}
 	case <-ctx.Done():
 		t.Fatal("replica 1's watch saw nothing")
+	}
+
+	// The ClusterIP allocator is shared: services created at once through
+	// both replicas get distinct addresses.
+	var wg sync.WaitGroup
+	ips := make(chan string, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			svc, err := clients[i%2].CoreV1().Services("default").Create(ctx, &corev1.Service{
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("svc-%d", i)},
+				Spec:       corev1.ServiceSpec{Ports: []corev1.ServicePort{{Port: 80}}},
+			}, metav1.CreateOptions{})
+			if err != nil {
+				t.Errorf("service %d through replica %d: %v", i, i%2, err)
+				return
+			}
+			ips <- svc.Spec.ClusterIP
+		}()
+	}
+	wg.Wait()
+	close(ips)
+	seen := map[string]bool{}
+	for ip := range ips {
+		if ip == "" || seen[ip] {
+			t.Fatalf("ClusterIP %q allocated twice or empty across replicas", ip)
+		}
+		seen[ip] = true
 	}
 
 	// RBAC written through replica 0 reaches replica 1's cache.
