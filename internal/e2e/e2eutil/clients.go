@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -92,4 +93,30 @@ func IssueClientCert(t *testing.T, ca *certs.Authority, cn string, orgs ...strin
 		t.Fatal(err)
 	}
 	return &pair
+}
+
+// Warnings collects the Warning headers (299) a client sees; set it as
+// a rest.Config's WarningHandler.
+type Warnings struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+// HandleWarningHeader implements rest.WarningHandler.
+func (w *Warnings) HandleWarningHeader(code int, _ string, text string) {
+	if code != 299 {
+		return
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.msgs = append(w.msgs, text)
+}
+
+// Take returns the warnings seen since the last Take.
+func (w *Warnings) Take() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := w.msgs
+	w.msgs = nil
+	return out
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +21,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 	"github.com/kpipe/kpipe/plugins/audit"
 )
@@ -68,34 +68,10 @@ func server(t *testing.T, psa map[string]any) (*testserver.TestServer, string) {
 	return ts, logPath
 }
 
-// warnings collects the Warning headers client-go sees.
-type warnings struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (w *warnings) HandleWarningHeader(code int, _ string, text string) {
-	if code != 299 {
-		return
-	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.msgs = append(w.msgs, text)
-}
-
-// take returns the warnings seen since the last take.
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	out := w.msgs
-	w.msgs = nil
-	return out
-}
-
-func clients(t *testing.T, cfg *rest.Config) (kubernetes.Interface, *warnings) {
+func clients(t *testing.T, cfg *rest.Config) (kubernetes.Interface, *e2eutil.Warnings) {
 	t.Helper()
 	cfg = rest.CopyConfig(cfg)
-	w := &warnings{}
+	w := &e2eutil.Warnings{}
 	cfg.WarningHandler = w
 	cs, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
@@ -159,9 +135,9 @@ func compliant(p *corev1.Pod) {
 	}
 }
 
-func wantWarnings(t *testing.T, w *warnings, want ...string) {
+func wantWarnings(t *testing.T, w *e2eutil.Warnings, want ...string) {
 	t.Helper()
-	if got := w.take(); !reflect.DeepEqual(got, want) {
+	if got := w.Take(); !reflect.DeepEqual(got, want) {
 		t.Errorf("warnings\n got %q\nwant %q", got, want)
 	}
 }
@@ -229,7 +205,7 @@ func TestPodSecurity(t *testing.T) {
 
 	t.Run("enforce=restricted refuses a privileged pod with kube's message", func(t *testing.T) {
 		namespace(t, cs, "psa-enforce", "enforce", "restricted")
-		w.take()
+		w.Take()
 		_, err := cs.CoreV1().Pods("psa-enforce").Create(ctx, pod("priv", privileged), metav1.CreateOptions{})
 		wantForbidden(t, err, `pods "priv" is forbidden: violates PodSecurity "restricted:latest": `+privilegedDetail+", "+restrictedDetail)
 		wantWarnings(t, w) // kube does not warn on a request it rejects
@@ -253,7 +229,7 @@ func TestPodSecurity(t *testing.T) {
 
 	t.Run("warn gives kube's Warning headers", func(t *testing.T) {
 		namespace(t, cs, "psa-warn", "warn", "restricted")
-		w.take()
+		w.Take()
 		if _, err := cs.CoreV1().Pods("psa-warn").Create(ctx, pod("plain"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -261,7 +237,7 @@ func TestPodSecurity(t *testing.T) {
 	})
 
 	t.Run("a Deployment in an enforce=restricted namespace is created with a warning", func(t *testing.T) {
-		w.take()
+		w.Take()
 		d := &appsv1.Deployment{
 			ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: appsv1.DeploymentSpec{
@@ -284,7 +260,7 @@ func TestPodSecurity(t *testing.T) {
 
 	t.Run("exemptions from config", func(t *testing.T) {
 		namespace(t, cs, "psa-exempt", "enforce", "restricted")
-		w.take()
+		w.Take()
 		if _, err := cs.CoreV1().Pods("psa-exempt").Create(ctx, pod("priv", privileged), metav1.CreateOptions{}); err != nil {
 			t.Fatalf("exempt namespace: %v", err)
 		}
@@ -362,7 +338,7 @@ func TestPodSecurity(t *testing.T) {
 			l, err := cs.CoreV1().Pods("psa-label").List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 			return err == nil && len(l.Items) == 4
 		})
-		w.take()
+		w.Take()
 		ns, err := cs.CoreV1().Namespaces().Get(ctx, "psa-label", metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -25,6 +24,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 	"github.com/kpipe/kpipe/plugins/audit"
 )
@@ -69,27 +69,8 @@ type env struct {
 	ts       *testserver.TestServer
 	cs       kubernetes.Interface
 	auditLog string
-	warnings *warnings
+	warnings *e2eutil.Warnings
 	warnCS   kubernetes.Interface
-}
-
-type warnings struct {
-	mu   sync.Mutex
-	msgs []string
-}
-
-func (w *warnings) HandleWarningHeader(_ int, _ string, msg string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.msgs = append(w.msgs, msg)
-}
-
-func (w *warnings) take() []string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	m := w.msgs
-	w.msgs = nil
-	return m
 }
 
 func start(t *testing.T) *env {
@@ -115,7 +96,7 @@ func start(t *testing.T) *env {
 			}
 		}
 	}})
-	w := &warnings{}
+	w := &e2eutil.Warnings{}
 	wcfg := rest.CopyConfig(ts.Config)
 	wcfg.WarningHandler = w
 	return &env{ts: ts, cs: kubernetes.NewForConfigOrDie(ts.Config), auditLog: logPath, warnings: w, warnCS: kubernetes.NewForConfigOrDie(wcfg)}
@@ -330,11 +311,11 @@ func warnAndAudit(t *testing.T, e *env) {
 	want := "Validation failed for ValidatingAdmissionPolicy 'warn-policy' with binding 'warn-binding': configmaps need an owner label"
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		e.warnings.take()
+		e.warnings.Take()
 		if _, err := cms.Create(ctx, cm("probe"), dryRun); err != nil {
 			t.Fatal(err)
 		}
-		if w := e.warnings.take(); len(w) == 1 && w[0] == want {
+		if w := e.warnings.Take(); len(w) == 1 && w[0] == want {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -346,7 +327,7 @@ func warnAndAudit(t *testing.T, e *env) {
 	if _, err := cms.Create(ctx, cm("unowned"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if w := e.warnings.take(); len(w) != 1 || w[0] != want {
+	if w := e.warnings.Take(); len(w) != 1 || w[0] != want {
 		t.Fatalf("warnings %q, want %q", w, want)
 	}
 	ev := findEvent(t, e.auditLog, func(ev *audit.Event) bool {
@@ -370,7 +351,7 @@ func warnAndAudit(t *testing.T, e *env) {
 	if _, err := cms.Create(ctx, owned, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if w := e.warnings.take(); len(w) != 0 {
+	if w := e.warnings.Take(); len(w) != 0 {
 		t.Fatalf("warnings for an owned configmap: %q", w)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 	"github.com/kpipe/kpipe/plugins/audit"
 )
@@ -552,14 +553,14 @@ func reinvocation(t *testing.T, e *env) {
 	before := e.hooks.Calls("/warn")
 	// The webhook's warning reaches the client, once though it was
 	// called twice.
-	warnings := &collectWarnings{}
+	warnings := &e2eutil.Warnings{}
 	cfg := rest.CopyConfig(e.ts.Config)
 	cfg.WarningHandler = warnings
 	if _, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().ConfigMaps("default").Create(context.Background(), configMap("reinvoke", "reinvoke-warned"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if len(warnings.got) != 1 || warnings.got[0] != "careful with that" {
-		t.Fatalf("warnings %q", warnings.got)
+	if got := warnings.Take(); len(got) != 1 || got[0] != "careful with that" {
+		t.Fatalf("warnings %q", got)
 	}
 	if got := e.hooks.Calls("/warn") - before; got != 2 {
 		t.Fatalf("the IfNeeded webhook was called %d times, want 2", got)
@@ -648,14 +649,6 @@ func (e *env) auditAnnotations(t *testing.T, name string) map[string]string {
 		return false
 	})
 	return found
-}
-
-type collectWarnings struct{ got []string }
-
-func (c *collectWarnings) HandleWarningHeader(code int, agent, text string) {
-	if code == 299 {
-		c.got = append(c.got, text)
-	}
 }
 
 func metrics(t *testing.T, e *env) {
