@@ -60,8 +60,8 @@ type Cacher struct {
 	rev      int64 // the revision the cache reflects
 	oldest   int64 // the window holds every event after this revision
 	objects  map[string]runtime.Object
-	keys     []string // sorted keys of objects
-	events   []event  // ring of recent events, oldest first
+	keys     keySet  // the keys of objects, in order
+	events   []event // ring of recent events, oldest first
 	watchers map[*cacheWatcher]struct{}
 	advanced chan struct{} // closed and replaced when rev moves or ready changes
 
@@ -158,7 +158,8 @@ func (c *Cacher) reset() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.ready = false
-	c.objects, c.keys, c.events = map[string]runtime.Object{}, nil, nil
+	c.objects, c.events = map[string]runtime.Object{}, nil
+	c.keys.reset(nil)
 	for w := range c.watchers {
 		w.terminate()
 	}
@@ -224,7 +225,8 @@ func (c *Cacher) sync(ctx context.Context) error {
 	}
 	defer w.Stop()
 	c.mu.Lock()
-	c.objects, c.keys, c.events = objects, keys, nil
+	c.objects, c.events = objects, nil
+	c.keys.reset(keys)
 	for _, idx := range c.indexes {
 		idx.keys = map[string]map[string]struct{}{}
 	}
@@ -291,22 +293,16 @@ func (c *Cacher) apply(ev watch.Event) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	e := event{typ: ev.Type, key: key, obj: ev.Object, prev: c.objects[key], rev: rev, enc: &encodings{}}
-	i := sort.SearchStrings(c.keys, key)
-	present := i < len(c.keys) && c.keys[i] == key
 	switch ev.Type {
 	case watch.Deleted:
 		c.index(key, e.prev, nil)
 		delete(c.objects, key)
-		if present {
-			c.keys = append(c.keys[:i], c.keys[i+1:]...)
-		}
+		c.keys.delete(key)
 	default:
 		c.index(key, e.prev, ev.Object)
 		c.objects[key] = ev.Object
-		if !present {
-			c.keys = append(c.keys, "")
-			copy(c.keys[i+1:], c.keys[i:])
-			c.keys[i] = key
+		if e.prev == nil {
+			c.keys.insert(key)
 		}
 	}
 	if len(c.events) >= c.window {
@@ -466,35 +462,41 @@ func (c *Cacher) GetList(ctx context.Context, key string, opts store.ListOptions
 	}
 	c.mu.RLock()
 	rev := c.rev
-	start := sort.SearchStrings(c.keys, key)
 	// The prefix ends in "/": its keys sort before the same path with "0".
-	end := sort.SearchStrings(c.keys, key[:len(key)-1]+"0")
-	total := end - start
+	lo, hi := key, key[:len(key)-1]+"0"
 	var matched []runtime.Object
 	var lastKey string
-	hasMore := false
-	keys, indexed := c.candidates(pred, start, end)
-	if !indexed {
-		keys = c.keys[start:end]
-	} else {
-		c.indexHits.Add(1)
-	}
-	for _, k := range keys {
+	hasMore, total := false, 0
+	visit := func(k string) bool {
 		if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
-			break
+			return false
 		}
 		obj := c.objects[k]
 		if ok, err := pred.Matches(obj); err != nil || !ok {
-			continue
+			return true
 		}
 		matched = append(matched, obj)
 		lastKey = k
+		return true
+	}
+	if keys, indexed := c.candidates(pred, lo, hi); indexed {
+		c.indexHits.Add(1)
+		for _, k := range keys {
+			if !visit(k) {
+				break
+			}
+		}
+	} else {
+		c.keys.each(lo, hi, visit)
 	}
 	// As etcd pages: once the page is full, any key after it in the range
 	// (matching or not) means there is more, and the token resumes after
 	// the last item.
 	if pred.Limit > 0 && int64(len(matched)) == pred.Limit {
-		hasMore = sort.SearchStrings(c.keys, lastKey)+1 < end
+		hasMore = c.keys.after(lastKey, hi)
+	}
+	if hasMore && pred.Empty() {
+		total = c.keys.count(lo, hi)
 	}
 	c.mu.RUnlock()
 

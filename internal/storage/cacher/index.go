@@ -179,15 +179,14 @@ func (c *Cacher) dispatch(e event) {
 	}
 }
 
-// candidates are the keys in [start, end) of c.keys a list with pred
-// must look at, in order: from an index when pred's field selector
-// requires an exact indexed value, from a namespace's range when it
-// requires one namespace; nil means all of them. c.mu is held.
-func (c *Cacher) candidates(pred store.Predicate, start, end int) (keys []string, indexed bool) {
-	if pred.Field == nil || start >= end {
+// candidates are the keys in [lo, hi) a list with pred must look at, in
+// order: from an index when pred's field selector requires an exact
+// indexed value, from a namespace's range when it requires one namespace;
+// nil means all of them. c.mu is held, and the keys are read under it.
+func (c *Cacher) candidates(pred store.Predicate, lo, hi string) (keys []string, indexed bool) {
+	if pred.Field == nil {
 		return nil, false
 	}
-	lo, hi := c.keys[start], c.keys[end-1]
 	for _, idx := range c.indexes {
 		v, ok := pred.Field.RequiresExactMatch(idx.field)
 		if !ok {
@@ -196,7 +195,7 @@ func (c *Cacher) candidates(pred store.Predicate, start, end int) (keys []string
 		set := idx.keys[v]
 		keys = make([]string, 0, len(set))
 		for k := range set {
-			if k >= lo && k <= hi {
+			if k >= lo && k < hi {
 				keys = append(keys, k)
 			}
 		}
@@ -204,9 +203,8 @@ func (c *Cacher) candidates(pred store.Predicate, start, end int) (keys []string
 		return keys, true
 	}
 	if ns, ok := pred.Field.RequiresExactMatch("metadata.namespace"); ok && ns != "" {
-		from := sort.SearchStrings(c.keys[start:end], c.prefix+ns+"/") + start
-		to := sort.SearchStrings(c.keys[start:end], c.prefix+ns+"0") + start
-		return c.keys[from:to], true
+		from, to := max(lo, c.prefix+ns+"/"), min(hi, c.prefix+ns+"0")
+		return c.keys.slice(from, to), true
 	}
 	return nil, false
 }

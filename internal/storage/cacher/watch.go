@@ -2,7 +2,6 @@ package cacher
 
 import (
 	"context"
-	"sort"
 	"strings"
 	"sync"
 
@@ -129,17 +128,15 @@ func (c *Cacher) Watch(ctx context.Context, key string, opts store.ListOptions) 
 	var first []event
 	switch {
 	case initial:
-		keys := c.keys
+		// Only the watched range (the one key of a watch on a name),
+		// and through an index when the selector allows.
+		lo, hi := key, key+"\x00"
 		if w.recursive {
-			// Only the watched range, and through an index when the
-			// selector allows.
-			start := sort.SearchStrings(c.keys, key)
-			end := sort.SearchStrings(c.keys, key[:len(key)-1]+"0")
-			if ks, ok := c.candidates(w.pred, start, end); ok {
-				keys = ks
-			} else {
-				keys = c.keys[start:end]
-			}
+			hi = key[:len(key)-1] + "0"
+		}
+		keys, ok := c.candidates(w.pred, lo, hi)
+		if !ok {
+			keys = c.keys.slice(lo, hi)
 		}
 		for _, k := range keys {
 			if w.selects(k) {
