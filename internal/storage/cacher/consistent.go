@@ -53,12 +53,18 @@ func (r *revisions) current(ctx context.Context) (int64, error) {
 	}
 }
 
+// revisionTimeout bounds a shared revision request, which carries no
+// reader's deadline: a stuck one would hold every later reader back.
+var revisionTimeout = 5 * time.Second // a variable for tests
+
 // run sends c's request, then the queued one if readers arrived meanwhile.
 // The request does not carry any one reader's context: a reader that gives
 // up must not fail the others sharing it.
 func (r *revisions) run(c *revCall) {
 	for c != nil {
-		c.rev, c.err = r.fetch(context.Background())
+		ctx, cancel := context.WithTimeout(context.Background(), revisionTimeout)
+		c.rev, c.err = r.fetch(ctx)
+		cancel()
 		close(c.done)
 		r.mu.Lock()
 		c, r.next = r.next, nil

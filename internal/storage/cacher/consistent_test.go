@@ -172,3 +172,31 @@ func TestConsistentReadsDoNotFloodBookmarks(t *testing.T) {
 		t.Fatalf("the watcher got %d bookmarks for 30 consistent reads", bookmarks)
 	}
 }
+
+// A revision request that hangs (etcd unreachable) ends at its own
+// timeout, and the readers after it get a request of their own.
+func TestRevisionRequestIsBounded(t *testing.T) {
+	defer func(d time.Duration) { revisionTimeout = d }(revisionTimeout)
+	revisionTimeout = 100 * time.Millisecond
+	var calls atomic.Int64
+	r := &revisions{fetch: func(ctx context.Context) (int64, error) {
+		if calls.Add(1) == 1 {
+			<-ctx.Done() // the first one hangs until its deadline
+			return 0, ctx.Err()
+		}
+		return 42, nil
+	}}
+	done := make(chan error, 1)
+	go func() { _, err := r.current(context.Background()); done <- err }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("a hung revision request reported no error")
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("a hung revision request held its reader past its timeout")
+	}
+	if rev, err := r.current(context.Background()); err != nil || rev != 42 {
+		t.Fatalf("the next reader got %d, %v", rev, err)
+	}
+}
