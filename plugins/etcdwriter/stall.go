@@ -31,6 +31,8 @@ type stallGuard struct {
 
 func newStallGuard(rc *http.ResponseController, timeout time.Duration) *stallGuard {
 	g := &stallGuard{rc: rc, timeout: timeout}
+	g.mu.Lock() // check waits for the timer to be set
+	defer g.mu.Unlock()
 	g.timer = time.AfterFunc(timeout/2, g.check)
 	return g
 }
