@@ -95,6 +95,15 @@ type authorizerVal struct {
 
 func (v authorizerVal) Equal(ref.Val) ref.Val { return types.False }
 
+// authorize asks the authorizer about c for the requesting user.
+func (v authorizerVal) authorize(c AuthzCheck) ref.Val {
+	if v.a == nil {
+		return decide(false, "", fmt.Errorf("no authorizer"))
+	}
+	c.User = v.user
+	return decide(v.a.Authorize(v.ctx, c))
+}
+
 type pathCheckVal struct {
 	opaque
 	az   authorizerVal
@@ -237,10 +246,7 @@ func authzLib() cel.EnvOption {
 					if !ok || !ok2 {
 						return types.MaybeNoSuchOverloadErr(a)
 					}
-					if p.az.a == nil {
-						return decide(false, "", fmt.Errorf("no authorizer"))
-					}
-					return decide(p.az.a.Authorize(p.az.ctx, AuthzCheck{User: p.az.user, Verb: verb, Path: p.path}))
+					return p.az.authorize(AuthzCheck{Verb: verb, Path: p.path})
 				})),
 			cel.MemberOverload("resourcecheck_check", []*cel.Type{resourceCheckType, cel.StringType}, decisionType,
 				cel.BinaryBinding(func(a, b ref.Val) ref.Val {
@@ -249,11 +255,8 @@ func authzLib() cel.EnvOption {
 					if !ok || !ok2 {
 						return types.MaybeNoSuchOverloadErr(a)
 					}
-					if r.az.a == nil {
-						return decide(false, "", fmt.Errorf("no authorizer"))
-					}
-					return decide(r.az.a.Authorize(r.az.ctx, AuthzCheck{User: r.az.user, Verb: verb, ResourceRequest: true,
-						Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace, Name: r.name}))
+					return r.az.authorize(AuthzCheck{Verb: verb, ResourceRequest: true,
+						Group: r.group, Resource: r.resource, Subresource: r.sub, Namespace: r.namespace, Name: r.name})
 				}))),
 		cel.Function("errored", cel.MemberOverload("decision_errored", []*cel.Type{decisionType}, cel.BoolType,
 			decision(func(d decisionVal) ref.Val { return types.Bool(d.err != nil) }))),

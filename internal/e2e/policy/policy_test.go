@@ -205,6 +205,23 @@ func waitRefused(t *testing.T, what string, create func(opts metav1.CreateOption
 	}
 }
 
+// waitAdmitted waits until create succeeds, the policy that refused it
+// gone.
+func waitAdmitted(t *testing.T, what string, create func() error) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := create()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: %v", what, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 func expectStatus(t *testing.T, err error, code int32, reason metav1.StatusReason, msg string) {
 	t.Helper()
 	var se *apierrors.StatusError
@@ -616,15 +633,10 @@ func deletedPolicy(t *testing.T, e *env) {
 	if err := e.cs.AdmissionregistrationV1().ValidatingAdmissionPolicies().Delete(ctx, "no-pvc", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := lrs.Create(ctx, lr, metav1.CreateOptions{}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("still refused after the policy was deleted: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAdmitted(t, "still refused after the policy was deleted", func() error {
+		_, err := lrs.Create(ctx, lr, metav1.CreateOptions{})
+		return err
+	})
 }
 
 // authorizerChecks asks RBAC from CEL: the requesting admin may create
@@ -817,13 +829,8 @@ func paramsMisconfigured(t *testing.T, e *env) {
 	if err := e.cs.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().Delete(ctx, "bad-params-fail", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		if _, err := cms.Create(ctx, cm, metav1.CreateOptions{}); err == nil {
-			break
-		} else if time.Now().After(deadline) {
-			t.Fatalf("the Ignore binding still refuses: %v", err)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	waitAdmitted(t, "the Ignore binding still refuses", func() error {
+		_, err := cms.Create(ctx, cm, metav1.CreateOptions{})
+		return err
+	})
 }
