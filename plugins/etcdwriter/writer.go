@@ -122,7 +122,14 @@ func (wr *Writer) get(w http.ResponseWriter, r *http.Request, res *api.Resource,
 	}
 	obj := res.New()
 	key := res.Key(wr.prefix, info.Namespace, info.Name)
-	if err := res.Store.Get(r.Context(), key, store.GetOptions{ResourceVersion: opts.ResourceVersion}, obj); err != nil {
+	gopts := store.GetOptions{ResourceVersion: opts.ResourceVersion}
+	if eg, ok := res.Store.(store.EncodableGetter); ok && !out.Table {
+		// The answer is only encoded: the cache may hand its own object
+		// with the encoding the last get of it made.
+		if obj, err = eg.GetEncodable(r.Context(), key, gopts, obj); err != nil {
+			return err
+		}
+	} else if err := res.Store.Get(r.Context(), key, gopts, obj); err != nil {
 		return err
 	}
 	return respond(w, r, out, http.StatusOK, res, obj)

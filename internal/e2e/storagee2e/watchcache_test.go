@@ -3,6 +3,8 @@ package storagee2e
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"reflect"
 	"sync"
 	"testing"
@@ -87,6 +89,13 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 		same(metav1.ListOptions{LabelSelector: "tier=a", Limit: 3})
 	}
 	wg.Wait()
+	for i := range 3 {
+		cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprint("kept-", i), Labels: map[string]string{"tier": "b"}}, Data: map[string]string{"k": fmt.Sprint(i)}}
+		if _, err := cc.CoreV1().ConfigMaps("wc").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sameGets(t, cached, direct, "wc")
 	// The cached server answered its lists from memory.
 	_, metrics := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, cached), cached.URL()+"/metrics")
 	e2eutil.MustContain(t, "metrics", metrics, `apiserver_cache_list_total{index="",resource_prefix="/configmaps"}`)
@@ -134,6 +143,49 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 		}
 		if len(got) < 40 {
 			t.Fatalf("watch %q saw only %d events", sel, len(got))
+		}
+	}
+}
+
+// sameGets compares the bytes of every ConfigMap in ns as the two servers
+// answer a get in each media type, twice: the cached server's second
+// answer is the encoding it kept from the first.
+func sameGets(t *testing.T, cached, direct *testserver.TestServer, ns string) {
+	t.Helper()
+	list, err := kubernetes.NewForConfigOrDie(direct.Config).CoreV1().ConfigMaps(ns).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Items) == 0 {
+		t.Fatal("nothing to get")
+	}
+	get := func(ts *testserver.TestServer, c *http.Client, name, accept string) string {
+		t.Helper()
+		req, err := http.NewRequest("GET", ts.URL()+"/api/v1/namespaces/"+ns+"/configmaps/"+name, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept", accept)
+		resp, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		if err != nil || resp.StatusCode != http.StatusOK {
+			t.Fatalf("get %s as %s: %d %v %s", name, accept, resp.StatusCode, err, b)
+		}
+		return resp.Header.Get("Content-Type") + "\n" + string(b)
+	}
+	cc, dc := e2eutil.MustLoopbackClient(t, cached), e2eutil.MustLoopbackClient(t, direct)
+	for _, cm := range list.Items {
+		for _, accept := range []string{"application/json", "application/yaml", "application/vnd.kubernetes.protobuf"} {
+			want := get(direct, dc, cm.Name, accept)
+			for i := range 2 {
+				if got := get(cached, cc, cm.Name, accept); got != want {
+					t.Fatalf("get %d of %s as %s: cached server answered\n%q\netcd's\n%q", i+1, cm.Name, accept, got, want)
+				}
+			}
 		}
 	}
 }

@@ -27,6 +27,8 @@ type encodings struct {
 	objAttrs, prevAttrs attrs
 	// shared is the event's object as every encodable watcher gets it.
 	shared atomic.Pointer[cachedObject]
+	// encoded, when set, is told the size of each new encoding.
+	encoded func(n int)
 }
 
 // object returns the one cachedObject of obj, the event's object, that
@@ -114,7 +116,8 @@ func (e *encodings) find(id runtime.Identifier) *encoding {
 }
 
 // cachedObject is an event's object for a watcher that only encodes it
-// (store.ListOptions.Encodable): apimachinery's encoders see a
+// (store.ListOptions.Encodable), or an object a get answers with
+// (GetEncodable): apimachinery's encoders see a
 // runtime.CacheableObject and encode it once per event and encoder. The
 // wrapped object is the cache's own and is never handed out: encoders and
 // GetObject get copies.
@@ -137,6 +140,9 @@ func (o *cachedObject) CacheEncode(id runtime.Identifier, encode func(runtime.Ob
 		var buf bytes.Buffer
 		r.err = encode(o.obj.DeepCopyObject(), &buf)
 		r.raw = buf.Bytes()
+		if o.enc.encoded != nil {
+			o.enc.encoded(len(r.raw))
+		}
 	})
 	if r.err != nil {
 		return r.err

@@ -77,6 +77,8 @@ type Cacher struct {
 	indexHits atomic.Int64
 	getHits   atomic.Int64
 	metrics   *Metrics
+	// gets keeps the encodings of objects gets answered with.
+	gets getEncodings
 
 	// revs and progressReq coalesce what consistent reads ask etcd.
 	revs        revisions
@@ -407,20 +409,32 @@ func (c *Cacher) fresh(ctx context.Context, rv string) bool {
 // they cost etcd a fraction of a read each, where kube reads etcd for
 // every one. An exact resourceVersion reads etcd, which keeps history.
 func (c *Cacher) Get(ctx context.Context, key string, opts store.GetOptions, out runtime.Object) error {
+	obj, ok, err := c.getCached(ctx, key, opts, out)
+	if err != nil || !ok || obj == nil {
+		return err
+	}
+	return copyInto(obj, out)
+}
+
+// getCached answers a get from memory when it may (ok): with the cache's
+// own object, which the caller must not change, or with nil after zeroing
+// out for an absent key under IgnoreNotFound. Otherwise it reads etcd into
+// out.
+func (c *Cacher) getCached(ctx context.Context, key string, opts store.GetOptions, out runtime.Object) (obj runtime.Object, ok bool, err error) {
 	if (opts.ResourceVersion != "0" && opts.ResourceVersion != "") || !c.fresh(ctx, opts.ResourceVersion) {
-		return c.Store.Get(ctx, key, opts, out)
+		return nil, false, c.Store.Get(ctx, key, opts, out)
 	}
 	c.getHits.Add(1)
 	c.mu.RLock()
-	obj, ok := c.objects[key]
+	obj, found := c.objects[key]
 	c.mu.RUnlock()
-	if !ok {
+	if !found {
 		if opts.IgnoreNotFound {
-			return runtime.SetZeroValue(out)
+			return nil, true, runtime.SetZeroValue(out)
 		}
-		return apierrors.NewNotFound(c.GroupResource(), key[strings.LastIndex(key, "/")+1:])
+		return nil, true, apierrors.NewNotFound(c.GroupResource(), key[strings.LastIndex(key, "/")+1:])
 	}
-	return copyInto(obj, out)
+	return obj, true, nil
 }
 
 // cacheable reports whether a list can be answered from memory. Continued

@@ -61,6 +61,15 @@ type Interface interface {
 	Count(ctx context.Context, key string) (int64, error)
 }
 
+// EncodableGetter is a store that can answer a get whose object is only
+// encoded, a get's response, with an object it shares instead of a copy:
+// the watch cache, which keeps the object's encodings with it.
+type EncodableGetter interface {
+	// GetEncodable returns the object at key. It is out, filled as Get
+	// fills it, or a runtime.CacheableObject the caller must only encode.
+	GetEncodable(ctx context.Context, key string, opts GetOptions, out runtime.Object) (runtime.Object, error)
+}
+
 // UpdateFunc computes the new object from the current one. A nil ttl means
 // no lease, as in kube: an update that returns nil drops an existing lease.
 type UpdateFunc func(input runtime.Object, res ResponseMeta) (output runtime.Object, ttl *time.Duration, err error)
