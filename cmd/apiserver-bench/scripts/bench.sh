@@ -11,4 +11,4 @@ mkdir -p var
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
 ./bin/apiserver-bench --kubeconfig "$state/admin.kubeconfig" --etcd-endpoints "$etcd" \
 	--workload create,get,list,watch --list-concurrency 1 \
-	--json-out var/bench.json ${BENCH_FLAGS:-}
+	--floor --json-out var/bench.json ${BENCH_FLAGS:-}
