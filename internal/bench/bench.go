@@ -1,7 +1,8 @@
 // Package bench is the load generator behind cmd/apiserver-bench: it
 // drives an API server through a kubeconfig with one workload at a time
 // and measures the same writes against bare etcd, so a report carries the
-// ratio of the two from one run on one machine.
+// ratio of the two from one run on one machine. With Options.Floor it
+// also runs create and get against the floor (floor.go).
 package bench
 
 import (
@@ -188,7 +189,7 @@ func (r *runner) workload(ctx context.Context, w string) (Result, error) {
 	run := fmt.Sprintf("%s-%d", r.id, r.seq)
 	if r.o.Cleanup {
 		defer func() {
-			r.o.logf("%s: deleting its objects", w)
+			r.o.logf("%s: deleting its objects", r.label(w))
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 			defer cancel()
 			if err := r.c.deleteRun(dctx, r.o.Namespace, run); err != nil {
@@ -212,16 +213,21 @@ func (r *runner) workload(ctx context.Context, w string) (Result, error) {
 	}
 }
 
+// label names a workload in logs and bars: "create", "create (floor)".
+func (r *runner) label(workload string) string {
+	if r.target != TargetAPIServer {
+		return workload + " (" + r.target + ")"
+	}
+	return workload
+}
+
 func (r *runner) result(workload string, conc, ops int) Result {
 	return Result{Workload: workload, Target: r.target, Concurrency: min(conc, ops), Ops: ops}
 }
 
 // measure runs a timed phase and summarizes it.
 func (r *runner) measure(ctx context.Context, res Result, op func(ctx context.Context, worker, i int) error) Result {
-	label := res.Workload
-	if r.target != TargetAPIServer {
-		label += " (" + r.target + ")"
-	}
+	label := r.label(res.Workload)
 	r.o.logf("%s: %d operations at concurrency %d", label, res.Ops, res.Concurrency)
 	prog := startProgress(r.o.Progress, label, res.Ops)
 	errs := &errorSet{}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make bench: the server (see server.sh) against bin/apiserver-bench and
-# its own etcd as the baseline. Prints the table and writes
-# var/bench.json. BENCH_FLAGS adds bench flags.
+# make bench: the server (see server.sh) against bin/apiserver-bench, with
+# the floor (--floor) and its own etcd as the baselines. Prints the table
+# and writes var/bench.json. BENCH_FLAGS adds bench flags.
 set -euo pipefail
 cd "$(dirname "$0")/../../.."
 . cmd/apiserver-bench/scripts/server.sh
