@@ -28,8 +28,10 @@ test-faults:
 	$(GO) test -race -count=1 -timeout 60m -p 1 -tags faults -run 'Fault' ./...
 
 # The server on a fresh embedded etcd (apiserver.yaml, temp stateDir,
-# loopback port) against bin/apiserver-bench and the bare-etcd baseline:
-# prints the table, writes var/bench.json. BENCH_FLAGS adds bench flags.
+# loopback port) against bin/apiserver-bench, the floor (--floor: a no-op
+# HTTP/2 server doing the same etcd transaction) and the bare-etcd
+# baseline: prints the table, writes var/bench.json. BENCH_FLAGS adds
+# bench flags.
 bench: build build-bench
 	./cmd/apiserver-bench/scripts/bench.sh
 

@@ -1,7 +1,8 @@
 // Command apiserver-bench is a load generator for any Kubernetes API
 // server reachable through a kubeconfig. With --etcd-endpoints it also
 // writes the same payloads to bare etcd, so the report carries the ratio
-// of the server to the store under it. See `apiserver-bench --help`.
+// of the server to the store under it; with --floor, also to a no-op
+// HTTP/2 server doing the same etcd transaction. See `apiserver-bench --help`.
 package main
 
 import (
@@ -22,6 +23,8 @@ import (
 )
 
 func main() {
+	// --floor starts this binary again as the floor server.
+	bench.ServeFloorIfChild()
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		fmt.Fprintln(os.Stderr, "apiserver-bench:", err)
 		os.Exit(1)
@@ -57,6 +60,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&o.Etcd.CAFile, "etcd-cafile", "", "CA that verifies etcd's serving certificate")
 	fs.StringVar(&o.Etcd.CertFile, "etcd-certfile", "", "client certificate for etcd")
 	fs.StringVar(&o.Etcd.KeyFile, "etcd-keyfile", "", "client key for etcd")
+	fs.BoolVar(&o.Floor, "floor", false, "also run create and get against a floor: a no-op HTTP/2 server in a child process doing the same etcd transaction on its own embedded etcd and gets from memory; adds the ratios to it")
 	fs.BoolVar(&asJSON, "json", false, "print one JSON object per result instead of a table")
 	fs.StringVar(&jsonOut, "json-out", "", "also write the JSON lines to this file")
 	fs.BoolVar(&quiet, "quiet", false, "no progress lines on stderr")

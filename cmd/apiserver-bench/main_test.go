@@ -42,3 +42,20 @@ func TestFlags(t *testing.T) {
 		})
 	}
 }
+
+// --floor is a documented flag, off by default.
+func TestFloorFlag(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"--help"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	var line string
+	for _, l := range strings.Split(errOut.String(), "\n") {
+		if strings.Contains(l, "--floor") {
+			line = l
+		}
+	}
+	if !strings.Contains(line, "no-op HTTP/2 server") || strings.Contains(line, "default") {
+		t.Errorf("--floor's help = %q", line)
+	}
+}

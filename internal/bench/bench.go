@@ -1,7 +1,8 @@
 // Package bench is the load generator behind cmd/apiserver-bench: it
 // drives an API server through a kubeconfig with one workload at a time
 // and measures the same writes against bare etcd, so a report carries the
-// ratio of the two from one run on one machine.
+// ratio of the two from one run on one machine. With Options.Floor it
+// also runs create and get against the floor (floor.go).
 package bench
 
 import (
@@ -21,7 +22,12 @@ import (
 const (
 	TargetAPIServer = "apiserver"
 	TargetEtcd      = "etcd"
+	// TargetFloor is the floor server (floor.go).
+	TargetFloor = "floor"
 )
+
+// FloorWorkloads are the workloads that also run against the floor.
+var FloorWorkloads = []string{"create", "get"}
 
 // Workloads, in the order a run lists them.
 var Workloads = []string{"create", "get", "list", "update", "watch", "mixed"}
@@ -59,6 +65,10 @@ type Options struct {
 	ListObjects, ListMatching, PageSize int
 	// Etcd, when it has endpoints, adds the bare etcd create baseline.
 	Etcd EtcdOptions
+	// Floor runs the create and get workloads of Workloads also against a
+	// floor server (floor.go) in a child process, after the server's runs.
+	// The binary must call ServeFloorIfChild first thing.
+	Floor bool
 	// Cleanup deletes each workload's objects when it ends.
 	Cleanup bool
 	// Progress, when set, shows a bar for long phases.
@@ -128,7 +138,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
 		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
 	}
-	r := &runner{o: o, c: c, payload: payload(o.Size), id: runID()}
+	r := &runner{o: o, c: c, payload: payload(o.Size), id: runID(), target: TargetAPIServer}
 	var out []Result
 	for _, w := range o.Workloads {
 		res, err := r.workload(ctx, w)
@@ -136,6 +146,14 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 			return out, fmt.Errorf("%s: %w", w, err)
 		}
 		out = append(out, res)
+	}
+	if o.Floor {
+		res, err := runFloor(ctx, o, r)
+		out = append(out, res...)
+		if err != nil {
+			applyBaseline(out)
+			return out, fmt.Errorf("floor: %w", err)
+		}
 	}
 	if len(o.Etcd.Endpoints) > 0 {
 		o.logf("etcd baseline: %d create-if-absent transactions at concurrency %d", o.ops("create"), o.Concurrency)
@@ -156,6 +174,7 @@ type runner struct {
 	payload string
 	id      string
 	seq     int
+	target  string
 }
 
 // runID tells this run's objects from any other's.
@@ -170,7 +189,7 @@ func (r *runner) workload(ctx context.Context, w string) (Result, error) {
 	run := fmt.Sprintf("%s-%d", r.id, r.seq)
 	if r.o.Cleanup {
 		defer func() {
-			r.o.logf("%s: deleting its objects", w)
+			r.o.logf("%s: deleting its objects", r.label(w))
 			dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Minute)
 			defer cancel()
 			if err := r.c.deleteRun(dctx, r.o.Namespace, run); err != nil {
@@ -194,14 +213,23 @@ func (r *runner) workload(ctx context.Context, w string) (Result, error) {
 	}
 }
 
+// label names a workload in logs and bars: "create", "create (floor)".
+func (r *runner) label(workload string) string {
+	if r.target != TargetAPIServer {
+		return workload + " (" + r.target + ")"
+	}
+	return workload
+}
+
 func (r *runner) result(workload string, conc, ops int) Result {
-	return Result{Workload: workload, Target: TargetAPIServer, Concurrency: min(conc, ops), Ops: ops}
+	return Result{Workload: workload, Target: r.target, Concurrency: min(conc, ops), Ops: ops}
 }
 
 // measure runs a timed phase and summarizes it.
 func (r *runner) measure(ctx context.Context, res Result, op func(ctx context.Context, worker, i int) error) Result {
-	r.o.logf("%s: %d operations at concurrency %d", res.Workload, res.Ops, res.Concurrency)
-	prog := startProgress(r.o.Progress, res.Workload, res.Ops)
+	label := r.label(res.Workload)
+	r.o.logf("%s: %d operations at concurrency %d", label, res.Ops, res.Concurrency)
+	prog := startProgress(r.o.Progress, label, res.Ops)
 	errs := &errorSet{}
 	lat, elapsed := runOps(ctx, res.Concurrency, res.Ops, prog, errs, op)
 	prog.end()
@@ -231,4 +259,43 @@ func (r *runner) seed(ctx context.Context, run, prefix string, n int, group func
 		return fmt.Errorf("seeding: %d of %d creates failed, first: %s", errs.count(), n, errs.first[0])
 	}
 	return ctx.Err()
+}
+
+// runFloor starts the floor, runs the FloorWorkloads of o on it as on the
+// server, with the same options, and stops it.
+func runFloor(ctx context.Context, o Options, srv *runner) ([]Result, error) {
+	var ws []string
+	for _, w := range o.Workloads {
+		if slices.Contains(FloorWorkloads, w) {
+			ws = append(ws, w)
+		}
+	}
+	if len(ws) == 0 {
+		return nil, nil
+	}
+	f, err := startFloor(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer f.stop()
+	o.logf("floor: serving on %s", f.url)
+	o.Config = f.config
+	c, err := newClient(o.Config, o.Connections)
+	if err != nil {
+		return nil, err
+	}
+	defer c.close()
+	if err := c.ensureNamespace(ctx, o.Namespace); err != nil {
+		return nil, fmt.Errorf("namespace %s: %w", o.Namespace, err)
+	}
+	r := &runner{o: o, c: c, payload: srv.payload, id: srv.id + "-floor", target: TargetFloor}
+	var out []Result
+	for _, w := range ws {
+		res, err := r.workload(ctx, w)
+		if err != nil {
+			return out, fmt.Errorf("%s: %w", w, err)
+		}
+		out = append(out, res)
+	}
+	return out, nil
 }

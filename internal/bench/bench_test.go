@@ -96,6 +96,78 @@ func TestReport(t *testing.T) {
 	}
 }
 
+// The floor's rows get their ratio to etcd; the server's create and get
+// rows get their ratio to the floor's row of the same workload, in the
+// JSON and in the table's last column.
+func TestFloorRatios(t *testing.T) {
+	rs := []Result{
+		{Workload: "create", Target: TargetAPIServer, Concurrency: 64, Ops: 10, OpsPerSec: 330, P99ms: 26.8},
+		{Workload: "get", Target: TargetAPIServer, Concurrency: 64, Ops: 10, OpsPerSec: 1090, P99ms: 12},
+		{Workload: "list", Target: TargetAPIServer, Concurrency: 1, Ops: 10, OpsPerSec: 70, P99ms: 30},
+		{Workload: "create", Target: TargetFloor, Concurrency: 64, Ops: 10, OpsPerSec: 640, P99ms: 11.7},
+		{Workload: "get", Target: TargetFloor, Concurrency: 64, Ops: 10, OpsPerSec: 2000, P99ms: 4},
+		{Workload: "create", Target: TargetEtcd, Concurrency: 64, Ops: 10, OpsPerSec: 1000, P99ms: 10},
+	}
+	applyBaseline(rs)
+	type ratios struct{ ops, p99, fops, fp99 float64 }
+	want := []ratios{
+		{0.33, 2.68, 0.516, 2.291},
+		{1.09, 0, 0.545, 3},
+		{},
+		{0.64, 1.17, 0, 0},
+		{2, 0, 0, 0},
+		{},
+	}
+	for i, r := range rs {
+		if got := (ratios{r.RatioOps, r.RatioP99, r.RatioFloorOps, r.RatioFloorP99}); got != want[i] {
+			t.Errorf("%s %s ratios = %+v, want %+v", r.Workload, r.Target, got, want[i])
+		}
+	}
+
+	var js bytes.Buffer
+	if err := WriteJSON(&js, rs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(js.Bytes(), &m); err != nil {
+		t.Fatal(err)
+	}
+	if m["ratio_floor_ops"] != 0.516 || m["ratio_floor_p99"] != 2.291 || m["ratio_ops"] != 0.33 {
+		t.Errorf("JSON = %s", js.String())
+	}
+
+	var tab bytes.Buffer
+	if err := WriteTable(&tab, rs); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimRight(tab.String(), "\n"), "\n")
+	wantEnds := []string{
+		"vs etcd create | floor",
+		"26.80    0.00  0.33x ops/s, 2.68x p99 | 0.52x floor",
+		"1.09x ops/s | 0.55x floor",
+		" -",
+		"11.70    0.00                0.64x ops/s, 1.17x p99",
+		"2.00x ops/s",
+		" -",
+	}
+	if len(lines) != len(wantEnds) {
+		t.Fatalf("table:\n%s", tab.String())
+	}
+	for i, l := range lines {
+		if !strings.HasSuffix(l, wantEnds[i]) {
+			t.Errorf("line %d = %q, want it to end in %q", i, l, wantEnds[i])
+		}
+	}
+	// Without a floor row the header and cells are as before.
+	tab.Reset()
+	if err := WriteTable(&tab, []Result{{Workload: "create", Target: TargetAPIServer, RatioOps: 0.5}}); err != nil {
+		t.Fatal(err)
+	}
+	if s := tab.String(); strings.Contains(s, "floor") || !strings.Contains(s, "0.50x ops/s") {
+		t.Errorf("table without a floor:\n%s", s)
+	}
+}
+
 func TestBar(t *testing.T) {
 	cases := []struct {
 		name        string

@@ -22,7 +22,14 @@ func WriteJSON(w io.Writer, rs []Result) error {
 // WriteTable writes the results as an aligned table for people.
 func WriteTable(w io.Writer, rs []Result) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "workload\ttarget\tconc\tops\terrors\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\tvs etcd create\t")
+	head := "vs etcd create"
+	for _, r := range rs {
+		if r.RatioFloorOps != 0 {
+			head += " | floor"
+			break
+		}
+	}
+	fmt.Fprintf(tw, "workload\ttarget\tconc\tops\terrors\tops/s\tp50 ms\tp90 ms\tp99 ms\tmax ms\t%s\t\n", head)
 	for _, r := range rs {
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n",
 			r.Workload, r.Target, r.Concurrency, r.Ops, r.Errors, rate(r.OpsPerSec),
@@ -43,15 +50,23 @@ func WriteTable(w io.Writer, rs []Result) error {
 	return nil
 }
 
+// ratio is the last column: the ratios to the etcd create baseline, then
+// the throughput's ratio to the floor.
 func ratio(r Result) string {
+	var parts []string
 	switch {
-	case r.RatioOps == 0:
-		return "-"
 	case r.RatioP99 != 0:
-		return fmt.Sprintf("%.2fx ops/s, %.2fx p99", r.RatioOps, r.RatioP99)
-	default:
-		return fmt.Sprintf("%.2fx ops/s", r.RatioOps)
+		parts = append(parts, fmt.Sprintf("%.2fx ops/s, %.2fx p99", r.RatioOps, r.RatioP99))
+	case r.RatioOps != 0:
+		parts = append(parts, fmt.Sprintf("%.2fx ops/s", r.RatioOps))
 	}
+	if r.RatioFloorOps != 0 {
+		parts = append(parts, fmt.Sprintf("%.2fx floor", r.RatioFloorOps))
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " | ")
 }
 
 // rate keeps two significant figures for slow workloads (lists).

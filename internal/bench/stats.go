@@ -10,8 +10,8 @@ import (
 // JSON line.
 type Result struct {
 	Workload string `json:"workload"`
-	// Target is "apiserver" (through the kubeconfig) or "etcd" (the bare
-	// etcd baseline).
+	// Target is "apiserver" (through the kubeconfig), "floor" (the floor
+	// server, floor.go) or "etcd" (the bare etcd baseline).
 	Target      string  `json:"target"`
 	Concurrency int     `json:"concurrency"`
 	Ops         int     `json:"ops"`
@@ -27,6 +27,11 @@ type Result struct {
 	// without a baseline.
 	RatioOps float64 `json:"ratio_ops,omitempty"`
 	RatioP99 float64 `json:"ratio_p99,omitempty"`
+	// RatioFloorOps and RatioFloorP99 are an apiserver create or get row's
+	// ops/s and p99 over the floor's row of the same workload; absent
+	// without a floor row.
+	RatioFloorOps float64 `json:"ratio_floor_ops,omitempty"`
+	RatioFloorP99 float64 `json:"ratio_floor_p99,omitempty"`
 	// Watch only: watchers, writes, events expected and not received, and
 	// events received out of resourceVersion order. Latency is the
 	// delivery lag per event.
@@ -65,28 +70,40 @@ func percentile(sorted []time.Duration, p float64) time.Duration {
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// applyBaseline sets the ratios of every apiserver row against the etcd
-// create baseline.
+// applyBaseline sets the ratios of the apiserver and floor rows against
+// the etcd create baseline, and of the apiserver rows against the floor's.
 func applyBaseline(rs []Result) {
 	var base *Result
+	floor := map[string]*Result{}
 	for i := range rs {
-		if rs[i].Target == TargetEtcd && rs[i].Workload == "create" {
-			base = &rs[i]
+		switch rs[i].Target {
+		case TargetEtcd:
+			if rs[i].Workload == "create" {
+				base = &rs[i]
+			}
+		case TargetFloor:
+			floor[rs[i].Workload] = &rs[i]
 		}
-	}
-	if base == nil || base.OpsPerSec == 0 {
-		return
 	}
 	for i := range rs {
 		r := &rs[i]
 		// The issue's targets compare creates and gets with the baseline's
 		// creates; a list or a watch event is not the same unit of work.
-		if r.Target != TargetAPIServer || (r.Workload != "create" && r.Workload != "get") {
+		if r.Workload != "create" && r.Workload != "get" {
 			continue
 		}
-		r.RatioOps = round3(r.OpsPerSec / base.OpsPerSec)
-		if r.Workload == "create" && base.P99ms > 0 {
-			r.RatioP99 = round3(r.P99ms / base.P99ms)
+		if base != nil && base.OpsPerSec > 0 && (r.Target == TargetAPIServer || r.Target == TargetFloor) {
+			r.RatioOps = round3(r.OpsPerSec / base.OpsPerSec)
+			if r.Workload == "create" && base.P99ms > 0 {
+				r.RatioP99 = round3(r.P99ms / base.P99ms)
+			}
+		}
+		// The floor did the same workload: both ratios are like for like.
+		if f := floor[r.Workload]; f != nil && r.Target == TargetAPIServer && f.OpsPerSec > 0 {
+			r.RatioFloorOps = round3(r.OpsPerSec / f.OpsPerSec)
+			if f.P99ms > 0 {
+				r.RatioFloorP99 = round3(r.P99ms / f.P99ms)
+			}
 		}
 	}
 }
