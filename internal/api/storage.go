@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+
 	"github.com/prometheus/client_golang/prometheus"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
@@ -64,7 +66,10 @@ func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg pro
 			res.Store = c
 		}
 	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go cacher.ReleaseAfterFill(ctx, caches)
 	return func() {
+		cancel()
 		for _, c := range caches {
 			c.Stop()
 		}
