@@ -168,6 +168,12 @@ func priorityAdmission(t *testing.T, _ *testserver.TestServer, cs kubernetes.Int
 	_, err = pcs.Create(ctx, &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "second"}, Value: 5, GlobalDefault: true}, metav1.CreateOptions{})
 	wantForbidden(t, err, "PriorityClass batch is already marked as default. Only one default can exist")
 
+	// A pod's default comes from the watch cache, as from kube's lister:
+	// it is in effect once the cache has the new class.
+	e2eutil.Eventually(t, 10*time.Second, "the new default in effect", func() bool {
+		p, err := cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("dflt"), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		return err == nil && p.Spec.PriorityClassName == "batch"
+	})
 	pod, err := cs.CoreV1().Pods("prio").Create(ctx, e2eutil.Pod("dflt"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

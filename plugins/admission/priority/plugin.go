@@ -108,7 +108,7 @@ func (p *Plugin) admitPod(ctx context.Context, a *admission.Attributes, pod *cor
 // establish resolves a class name, or the default class when name is "".
 func (p *Plugin) establish(ctx context.Context, a *admission.Attributes, name string) (string, int32, *corev1.PreemptionPolicy, error) {
 	if name == "" {
-		def, err := p.defaultClass(ctx)
+		def, err := p.defaultClass(ctx, false)
 		if err != nil {
 			return "", 0, nil, fmt.Errorf("error occurred while retrieving default priority class: %w", err)
 		}
@@ -134,9 +134,16 @@ func (p *Plugin) establish(ctx context.Context, a *admission.Attributes, name st
 }
 
 // defaultClass is the global default with the lowest value, as kube picks.
-func (p *Plugin) defaultClass(ctx context.Context) (*schedulingv1.PriorityClass, error) {
+// A pod's default comes from the cache, as kube's lister gives it; a
+// class claiming to be the default is checked against a consistent list,
+// so one created just before it is seen (kube's lister may miss it).
+func (p *Plugin) defaultClass(ctx context.Context, consistent bool) (*schedulingv1.PriorityClass, error) {
 	list := &schedulingv1.PriorityClassList{}
-	if err := p.objects.ListCached(ctx, p.classes, "", list); err != nil {
+	read := p.objects.ListCached
+	if consistent {
+		read = p.objects.List
+	}
+	if err := read(ctx, p.classes, "", list); err != nil {
 		return nil, err
 	}
 	var def *schedulingv1.PriorityClass
@@ -170,7 +177,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 	if !pc.GlobalDefault {
 		return nil
 	}
-	def, err := p.defaultClass(ctx)
+	def, err := p.defaultClass(ctx, true)
 	if err != nil {
 		return fmt.Errorf("failed to get default priority class: %v", err)
 	}
