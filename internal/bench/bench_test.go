@@ -66,7 +66,7 @@ func TestApplyBaseline(t *testing.T) {
 func TestReport(t *testing.T) {
 	rs := []Result{
 		{Workload: "create", Target: TargetAPIServer, Concurrency: 64, Ops: 10, OpsPerSec: 600, P99ms: 30, RatioOps: 0.6, RatioP99: 1.5},
-		{Workload: "watch", Target: TargetAPIServer, Ops: 40, Watchers: 4, Writes: 10, FirstErrors: []string{"boom"}},
+		{Workload: "watch", Target: TargetAPIServer, Ops: 40, Watchers: 4, Writes: 10, Seconds: 1.5, WriteSeconds: 1.25, FirstErrors: []string{"boom"}},
 	}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, rs); err != nil {
@@ -89,7 +89,7 @@ func TestReport(t *testing.T) {
 	if err := WriteTable(&tab, rs); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"workload", "ops/s", "p99 ms", "0.60x ops/s, 1.50x p99", "4 watchers, 10 writes", "watch apiserver errors: boom"} {
+	for _, want := range []string{"workload", "ops/s", "p99 ms", "0.60x ops/s, 1.50x p99", "4 watchers, 10 writes", "writes acknowledged within 1.25 s, last event at 1.50 s", "watch apiserver errors: boom"} {
 		if !strings.Contains(tab.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, tab.String())
 		}

@@ -46,7 +46,8 @@ func TestWorkloadsAgainstKpipe(t *testing.T) {
 			wantOps := 20
 			if w == "watch" {
 				wantOps = 3 * 20
-				if srv.Watchers != 3 || srv.Writes != 20 || srv.Missed != 0 || srv.OutOfOrder != 0 {
+				if srv.Watchers != 3 || srv.Writes != 20 || srv.Missed != 0 || srv.OutOfOrder != 0 ||
+					srv.WriteSeconds <= 0 || srv.WriteSeconds > srv.Seconds {
 					t.Errorf("watch = %+v", srv)
 				}
 			}

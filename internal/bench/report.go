@@ -40,8 +40,8 @@ func WriteTable(w io.Writer, rs []Result) error {
 	}
 	for _, r := range rs {
 		if r.Watchers > 0 {
-			fmt.Fprintf(w, "watch: %d watchers, %d writes, %d events expected, %d missed, %d out of order; latency is the delivery lag per event from the write's acknowledgement\n",
-				r.Watchers, r.Writes, r.Ops, r.Missed, r.OutOfOrder)
+			fmt.Fprintf(w, "watch: %d watchers, %d writes, %d events expected, %d missed, %d out of order; writes acknowledged within %.2f s, last event at %.2f s; latency is the delivery lag per event from the write's acknowledgement\n",
+				r.Watchers, r.Writes, r.Ops, r.Missed, r.OutOfOrder, r.WriteSeconds, r.Seconds)
 		}
 		if len(r.FirstErrors) > 0 {
 			fmt.Fprintf(w, "%s %s errors: %s\n", r.Workload, r.Target, strings.Join(r.FirstErrors, "; "))

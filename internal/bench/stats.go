@@ -39,6 +39,11 @@ type Result struct {
 	Writes     int `json:"writes,omitempty"`
 	Missed     int `json:"missed,omitempty"`
 	OutOfOrder int `json:"out_of_order,omitempty"`
+	// WriteSeconds is when the last write was acknowledged, from the
+	// first write's start; Seconds is when the last event arrived. Events
+	// arrive at (Seconds-WriteSeconds)/Seconds of the rate they are
+	// written at when the lag grows with the run.
+	WriteSeconds float64 `json:"write_seconds,omitempty"`
 	// FirstErrors are up to three distinct error messages, for the reader.
 	FirstErrors []string `json:"first_errors,omitempty"`
 }

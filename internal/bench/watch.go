@@ -98,7 +98,13 @@ func (r *runner) watch(ctx context.Context, run string) (Result, error) {
 	readers.Wait()
 
 	var lags []time.Duration
-	var last int64
+	var last, lastAck int64
+	for _, t := range acks {
+		lastAck = max(lastAck, t)
+	}
+	if lastAck > 0 {
+		res.WriteSeconds = time.Duration(lastAck - start.UnixNano()).Seconds()
+	}
 	for _, w := range ws {
 		res.OutOfOrder += w.outOfOrder
 		for i, t := range w.recv {
