@@ -25,6 +25,7 @@ import (
 	"github.com/kpipe/kpipe/internal/server"
 	"github.com/kpipe/kpipe/internal/storage/backend"
 	"github.com/kpipe/kpipe/plugins"
+	"github.com/kpipe/kpipe/plugins/fieldmanager"
 )
 
 // TestServer is a running server and the ways to reach it.
@@ -202,6 +203,9 @@ func SharedEtcd(t testing.TB) []string {
 // Main runs the package's tests and then stops the shared etcd. Call it
 // from TestMain.
 func Main(m *testing.M) {
+	// Every create the tests make checks the field manager's fast path
+	// against kube's field manager.
+	fieldmanager.CheckCreates = true
 	code := m.Run()
 	if shared.b != nil {
 		shared.b.Close()

@@ -109,6 +109,23 @@ func managed(op *request.Operation) bool {
 // manage records the write's manager in op.Object's managedFields, or,
 // for an apply, merges the applied configuration into the live object.
 func (s *Stage) manage(r *http.Request, op *request.Operation) error {
+	if op.Old == nil && op.Subresource == "" && op.PatchType != types.ApplyYAMLPatchType {
+		name := managerName(op.FieldManager, r.UserAgent())
+		var want runtime.Object
+		if CheckCreates {
+			want = op.Object.DeepCopyObject()
+		}
+		done, err := createFields(op.Resource, op.Object, name)
+		if err != nil {
+			return apierrors.NewInternalError(err)
+		}
+		if done {
+			if want != nil {
+				s.checkCreate(op.Resource, want, op.Object, name)
+			}
+			return nil
+		}
+	}
 	fm, err := s.manager(op.Resource, op.Subresource)
 	if err != nil {
 		return apierrors.NewInternalError(err)
