@@ -135,4 +135,3 @@ func TestCreateFieldsOnlyForNewObjectsWithoutManagedFields(t *testing.T) {
 		t.Fatalf("%d field managers built; the check builds one", len(s.managers))
 	}
 }
-
