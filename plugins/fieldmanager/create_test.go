@@ -1,6 +1,7 @@
 package fieldmanager
 
 import (
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -80,10 +81,7 @@ func TestCreateFieldsMatchKube(t *testing.T) {
 		"deployments": {"apps", "v1"}, "daemonsets": {"apps", "v1"}, "roles": {"rbac.authorization.k8s.io", "v1"},
 	}
 	for name, obj := range createFixtures() {
-		plural := name
-		if i := len("configmaps"); name == "configmaps/bare" {
-			plural = name[:i]
-		}
+		plural, _, _ := strings.Cut(name, "/")
 		gv := groups[plural]
 		res := resource(t, gv[0], gv[1], plural)
 		for _, manager := range []string{"kubectl-client-side-apply", "", "ü-manager"} {
