@@ -46,8 +46,9 @@ func TestWorkloadsAgainstKpipe(t *testing.T) {
 			wantOps := 20
 			if w == "watch" {
 				wantOps = 3 * 20
-				if srv.Watchers != 3 || srv.Writes != 20 || srv.Missed != 0 || srv.OutOfOrder != 0 ||
-					srv.WriteSeconds <= 0 || srv.WriteSeconds > srv.Seconds {
+				// The last event may arrive before the last write's
+				// answer: only the write span's presence is checked.
+				if srv.Watchers != 3 || srv.Writes != 20 || srv.Missed != 0 || srv.OutOfOrder != 0 || srv.WriteSeconds <= 0 {
 					t.Errorf("watch = %+v", srv)
 				}
 			}

@@ -40,9 +40,9 @@ type Result struct {
 	Missed     int `json:"missed,omitempty"`
 	OutOfOrder int `json:"out_of_order,omitempty"`
 	// WriteSeconds is when the last write was acknowledged, from the
-	// first write's start; Seconds is when the last event arrived. Events
-	// arrive at (Seconds-WriteSeconds)/Seconds of the rate they are
-	// written at when the lag grows with the run.
+	// first write's start; Seconds is when the last event arrived. A last
+	// event long after the last write means delivery fell behind the
+	// writes, a lag that grows with the run; close to it, a steady queue.
 	WriteSeconds float64 `json:"write_seconds,omitempty"`
 	// FirstErrors are up to three distinct error messages, for the reader.
 	FirstErrors []string `json:"first_errors,omitempty"`
