@@ -121,10 +121,14 @@ func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 			return
 		default:
 		}
-		// A handler already writing its answer (often the error its own
-		// deadline caused) gets a moment to finish it: resetting the
-		// stream would turn a complete Status into a broken response.
-		if gw.started() {
+		// The stage answers with its 504 unless the handler has begun an
+		// answer of its own (often the error its own deadline caused),
+		// decided under the writer's lock so the two cannot interleave.
+		// A started answer gets a moment to finish: resetting the stream
+		// would turn a complete Status into a broken response.
+		timedOut := apierrors.NewTimeoutError(timeoutMessage, 0)
+		answered := gw.timeoutUnlessStarted(timedOut)
+		if !answered {
 			select {
 			case p := <-done:
 				finished(gw, p)
@@ -147,7 +151,9 @@ func (t *Timeout) serve(w http.ResponseWriter, r *http.Request, next http.Handle
 					zap.Duration("late", time.Since(start)))
 			}
 		}()
-		gw.timeout(apierrors.NewTimeoutError(timeoutMessage, 0))
+		if !answered {
+			gw.timeout(timedOut)
+		}
 	}
 }
 

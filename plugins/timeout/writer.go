@@ -166,7 +166,27 @@ func (g *guardedWriter) finish() {
 	}
 }
 
-// timeout answers the request with err unless the handler has already
+// timeoutUnlessStarted answers the request with err, and fails every
+// later write of the handler, unless the handler has begun its response;
+// then it changes nothing and reports false. A lock held at that moment is
+// a write in progress (or stuck), which counts as begun: waiting for the
+// lock could be waiting forever.
+func (g *guardedWriter) timeoutUnlessStarted(err *apierrors.StatusError) bool {
+	if !g.mu.TryLock() {
+		return false
+	}
+	defer g.mu.Unlock()
+	if g.wroteHeader {
+		return false
+	}
+	g.timedOut = true
+	if !g.hijacked {
+		status.Write(g.w, err)
+	}
+	return true
+}
+
+// timeout answers the request with err unless the handler has by now
 // started the response. Then the only honest thing left is to break the
 // connection (HTTP/1) or reset the stream (HTTP/2), which net/http does,
 // without logging, for http.ErrAbortHandler.
@@ -207,15 +227,4 @@ func (g *guardedWriter) lockCuttingStuckWrite() {
 		_ = http.NewResponseController(g.w).SetWriteDeadline(time.Now())
 		<-locked
 	}
-}
-
-// started reports whether the handler has begun its response.
-// A lock held at that moment is a write in progress (or stuck), which
-// counts as started: waiting for the lock could be waiting forever.
-func (g *guardedWriter) started() bool {
-	if !g.mu.TryLock() {
-		return true
-	}
-	defer g.mu.Unlock()
-	return g.wroteHeader
 }
