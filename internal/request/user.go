@@ -1,6 +1,9 @@
 package request
 
-import "context"
+import (
+	"context"
+	"slices"
+)
 
 // User is who made the request, as authentication found it.
 type User struct {
@@ -35,4 +38,18 @@ func SetUser(ctx context.Context, u *User) bool {
 	}
 	s.User = u
 	return true
+}
+
+// DeepCopy is a copy of u that its holder may change freely: caches hand
+// one out per request.
+func (u *User) DeepCopy() *User {
+	out := *u
+	out.Groups = slices.Clone(u.Groups)
+	if u.Extra != nil {
+		out.Extra = make(map[string][]string, len(u.Extra))
+		for k, v := range u.Extra {
+			out.Extra[k] = slices.Clone(v)
+		}
+	}
+	return &out
 }

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
@@ -94,10 +96,24 @@ func createToken(t *testing.T, ts *testserver.TestServer, ns, sa string, args ..
 // TestServiceAccountTokens shares one server between its parts: each
 // server start costs the whole package time.
 func TestServiceAccountTokens(t *testing.T) {
-	ts := testserver.Start(t, testserver.Options{})
+	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
+		for i, e := range c.Pipeline {
+			if e.Name == "authentication" {
+				c.Pipeline[i].Config = map[string]any{"authenticators": []any{
+					map[string]any{"name": "x509"},
+					map[string]any{"name": "service-account", "config": map[string]any{"cacheTTL": tokenCacheTTL.String()}},
+				}}
+			}
+		}
+	}})
 	t.Run("kubectl create token authenticates until the service account is deleted", func(t *testing.T) { testTokenLifecycle(t, ts) })
 	t.Run("TokenRequest", func(t *testing.T) { testTokenRequest(t, ts) })
 }
+
+// tokenCacheTTL is the service-account authenticator's cacheTTL in
+// TestServiceAccountTokens: long enough that a request right after a
+// deletion is still inside it on a loaded machine.
+const tokenCacheTTL = 4 * time.Second
 
 func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	ctx := context.Background()
@@ -144,10 +160,40 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	}
 	e2eutil.MustContain(t, "kubectl auth whoami", out, "system:serviceaccount:sa-tokens:robot", "[system:serviceaccounts system:serviceaccounts:sa-tokens system:authenticated]")
 
-	// Once the service account is gone, its token is refused with 401.
+	// A token's success is cached, as kube-apiserver's token cache does:
+	// for cacheTTL the service account is not read again, so its deletion
+	// is seen only once the entry expires. Then the token is refused with
+	// 401. A fresh token, so the entry's start is known: it is no earlier
+	// than cached.
+	fresh := e2eutil.Clientset(t, tokenConfig(ts, createToken(t, ts, "sa-tokens", "robot")))
+	review := func() error {
+		_, err := fresh.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		return err
+	}
+	cached := time.Now()
+	if err := review(); err != nil {
+		t.Fatal(err)
+	}
+	hits := tokenCacheHits(t, ts)
+	if err := review(); err != nil {
+		t.Fatal(err)
+	}
+	if got := tokenCacheHits(t, ts); got <= hits {
+		t.Errorf("authentication_token_cache_request_total{status=\"hit\"} went from %v to %v; want the token answered from the cache", hits, got)
+	}
 	if err := admin.CoreV1().ServiceAccounts("sa-tokens").Delete(ctx, "robot", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
+	if err := review(); err != nil && time.Since(cached) < tokenCacheTTL/2 {
+		t.Errorf("token right after its service account was deleted: %v; want it still cached", err)
+	}
+	e2eutil.Eventually(t, tokenCacheTTL+10*time.Second, "the deleted service account's token to be refused", func() bool {
+		return apierrors.IsUnauthorized(review())
+	})
+	if d := time.Since(cached); d < tokenCacheTTL {
+		t.Errorf("the token was refused %v after it was cached, before its entry (%v) expired", d, tokenCacheTTL)
+	}
+	// The first token's entry is older still: refused too.
 	_, err = robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Fatalf("token of a deleted service account: err = %v, want 401", err)
@@ -246,7 +292,13 @@ func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	if err := admin.CoreV1().Secrets("token-request").Delete(ctx, "holder", metav1.DeleteOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if st := review(bound.Status.Token); st.Authenticated || st.Error != "service account token has been invalidated" {
+	// Once its cached success expires (cacheTTL).
+	var st authenticationv1.TokenReviewStatus
+	e2eutil.Eventually(t, tokenCacheTTL+10*time.Second, "the bound token to be refused once the secret is gone", func() bool {
+		st = review(bound.Status.Token)
+		return !st.Authenticated
+	})
+	if st.Error != "service account token has been invalidated" {
 		t.Errorf("bound token after the secret is deleted: %+v", st)
 	}
 
@@ -267,4 +319,24 @@ func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	if !found {
 		t.Error("serviceaccounts/token is not in /api/v1 discovery")
 	}
+}
+
+// tokenCacheHits reads authentication_token_cache_request_total{status="hit"}
+// from /metrics as the admin.
+func tokenCacheHits(t *testing.T, ts *testserver.TestServer) float64 {
+	t.Helper()
+	code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
+	if code != 200 {
+		t.Fatalf("/metrics: %d", code)
+	}
+	for _, line := range strings.Split(body, "\n") {
+		if v, ok := strings.CutPrefix(line, `authentication_token_cache_request_total{status="hit"} `); ok {
+			f, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return f
+		}
+	}
+	return 0
 }

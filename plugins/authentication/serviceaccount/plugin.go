@@ -4,11 +4,14 @@
 package serviceaccount
 
 import (
+	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
@@ -18,13 +21,36 @@ import (
 // Name is the authenticator's name in apiserver.yaml.
 const Name = "service-account"
 
+// Config is the authenticator's config block.
+type Config struct {
+	// CacheTTL is how long a token that authenticated is taken as valid
+	// without verifying it and reading its service account again (never
+	// past the token's expiry): kube-apiserver's token success cache.
+	// 0 verifies every request.
+	CacheTTL config.Duration `koanf:"cacheTTL"`
+}
+
+// defaultConfig is kube-apiserver's: successes are cached for 10 s.
+func defaultConfig() *Config { return &Config{CacheTTL: 10 * time.Second} }
+
+// Validate implements pipeline.Validator.
+func (c *Config) Validate() error {
+	if c.CacheTTL < 0 {
+		return &config.FieldError{Key: "cacheTTL", Msg: fmt.Sprintf("must be 0 or more, got %s", c.CacheTTL)}
+	}
+	return nil
+}
+
 // Register adds the authenticator to r.
 func Register(r *pipeline.Registry) {
 	r.MustRegister(pipeline.Plugin{
 		Name:        Name,
 		Kind:        pipeline.KindAuthenticator,
-		Description: "authenticates service account tokens (JWTs signed with the server's service account key) whose service account still exists.",
-		New:         func(any) (any, error) { return &Authenticator{now: time.Now}, nil },
+		Description: "authenticates service account tokens (JWTs signed with the server's service account key) whose service account still exists; successes are cached for cacheTTL.",
+		Config:      func() any { return defaultConfig() },
+		New: func(cfg any) (any, error) {
+			return &Authenticator{now: time.Now, ttl: time.Duration(cfg.(*Config).CacheTTL)}, nil
+		},
 	})
 }
 
@@ -33,7 +59,14 @@ type Authenticator struct {
 	tokens *sa.Tokens
 	objs   sa.Objects
 	now    func() time.Time
+	ttl    time.Duration
+	cache  *auth.TokenCache // nil when ttl is 0
 }
+
+// lookupTimeout bounds a verification shared by concurrent requests with
+// one token: it runs on none of their contexts, so one client going away
+// does not fail the others.
+const lookupTimeout = 10 * time.Second
 
 var (
 	_ auth.Authenticator   = (*Authenticator)(nil)
@@ -47,6 +80,15 @@ func (a *Authenticator) Provision(env *pipeline.Env) error {
 	}
 	a.tokens = env.Shared.ServiceAccounts
 	a.objs = sa.Objects{Resources: env.Shared.Resources, Prefix: env.Shared.StoragePrefix}
+	if a.ttl > 0 {
+		m := auth.NewTokenCacheMetrics()
+		if env.Metrics != nil {
+			m.Requests = pipeline.Register(env, m.Requests)
+			m.Latency = pipeline.Register(env, m.Latency)
+			m.Fetches = pipeline.Register(env, m.Fetches)
+		}
+		a.cache = auth.NewTokenCache(a.ttl, m)
+	}
 	return nil
 }
 
@@ -64,17 +106,43 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, boo
 	if check != nil {
 		want = check.Want
 	}
-	c, matched, ok, err := a.tokens.Verify(token, want)
+	var (
+		res auth.TokenResult
+		err error
+	)
+	if a.cache == nil {
+		res, ok, err = a.verify(r.Context(), token, want)
+	} else {
+		res, ok, err = a.cache.Authenticate(token, want, func() (auth.TokenResult, bool, error) {
+			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lookupTimeout)
+			defer cancel()
+			return a.verify(ctx, token, want)
+		})
+	}
 	if err != nil || !ok {
 		return nil, false, err
 	}
-	if err := a.objs.Live(r.Context(), c, a.now()); err != nil {
-		return nil, false, err
-	}
 	if check != nil {
-		check.Matched = matched
+		check.Matched = res.Matched
 	}
-	return sa.UserFor(c), true, nil
+	return res.User, true, nil
+}
+
+// verify checks the token's signature, claims and audiences, and that
+// what it names still exists.
+func (a *Authenticator) verify(ctx context.Context, token string, want []string) (auth.TokenResult, bool, error) {
+	c, matched, ok, err := a.tokens.Verify(token, want)
+	if err != nil || !ok {
+		return auth.TokenResult{}, false, err
+	}
+	if err := a.objs.Live(ctx, c, a.now()); err != nil {
+		return auth.TokenResult{}, false, err
+	}
+	res := auth.TokenResult{User: sa.UserFor(c), Matched: matched}
+	if c.ExpiresAt != nil {
+		res.NotAfter = c.ExpiresAt.Time
+	}
+	return res, true, nil
 }
 
 func bearer(r *http.Request) (string, bool) {

@@ -3,8 +3,6 @@ package x509
 import (
 	"crypto/sha256"
 	stdx509 "crypto/x509"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
@@ -72,7 +70,7 @@ func (c *verifiedCache) get(key [sha256.Size]byte, roots *stdx509.CertPool, now 
 	if e.user == nil {
 		return nil, true
 	}
-	return copyUser(e.user), true
+	return e.user.DeepCopy(), true
 }
 
 func (c *verifiedCache) put(key [sha256.Size]byte, roots *stdx509.CertPool, notBefore, notAfter time.Time, u *request.User) {
@@ -82,15 +80,4 @@ func (c *verifiedCache) put(key [sha256.Size]byte, roots *stdx509.CertPool, notB
 		c.entries = make(map[[sha256.Size]byte]*verifiedEntry)
 	}
 	c.entries[key] = &verifiedEntry{roots: roots, notBefore: notBefore, notAfter: notAfter, user: u}
-}
-
-// copyUser is a copy later stages may change freely.
-func copyUser(u *request.User) *request.User {
-	out := *u
-	out.Groups = slices.Clone(u.Groups)
-	out.Extra = make(map[string][]string, len(u.Extra))
-	for k, v := range maps.All(u.Extra) {
-		out.Extra[k] = slices.Clone(v)
-	}
-	return &out
 }

@@ -92,7 +92,7 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, boo
 	if u == nil {
 		return nil, false, nil
 	}
-	return copyUser(u), true, nil
+	return u.DeepCopy(), true, nil
 }
 
 // identify names a certificate in errors without its whole subject.
