@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"go.uber.org/zap"
 
@@ -103,12 +104,20 @@ func (s *Server) startHooks(context.Context) error {
 	return nil
 }
 
+// runHook starts h in its own goroutine. s.hooksMu is held.
 func (s *Server) runHook(h *hook) {
+	if s.hooksCtx.Err() != nil {
+		return // shutting down: a reload's new hook does not start
+	}
 	env := &pipeline.HookEnv{Loopback: s.Loopback(), AdvertiseAddress: s.advertise, SecurePort: s.securePort()}
-	ctx := h.owner.Context()
-	s.bg.Add(1)
+	// The hook, and what it leaves running when it returns, ends with its
+	// instance (a reload retired it) or when shutdown stops hooks,
+	// whichever is first.
+	ctx, cancel := context.WithCancel(h.owner.Context())
+	context.AfterFunc(s.hooksCtx, cancel)
+	s.hooksRunning.Add(1)
 	go func() {
-		defer s.bg.Done()
+		defer s.hooksRunning.Done()
 		if err := h.run.Run(ctx, env); err != nil {
 			if ctx.Err() == nil {
 				s.log.Error("post-start hook failed", zap.String("hook", h.name), zap.Error(err))
@@ -119,6 +128,29 @@ func (s *Server) runHook(h *hook) {
 		h.done.Store(true)
 		s.log.Info("post-start hook done", zap.String("hook", h.name))
 	}()
+}
+
+// hooksStopTimeout bounds the wait for post-start hooks to return once
+// stopped; one that does not is left to end with the process.
+const hooksStopTimeout = 5 * time.Second
+
+// stopPostStartHooks ends every post-start hook and waits, a bounded
+// while, for them to return.
+func (s *Server) stopPostStartHooks() {
+	// Under the lock runHook holds: no hook starts after this.
+	s.hooksMu.Lock()
+	s.stopHooks()
+	s.hooksMu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.hooksRunning.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(hooksStopTimeout):
+		s.log.Warn("post-start hooks still running after being stopped", zap.Duration("waited", hooksStopTimeout))
+	}
 }
 
 // runPreShutdownHooks gives hooks their turn before the listener closes.

@@ -9,11 +9,11 @@ import (
 )
 
 // Shutdown stops the server in kube-apiserver's order: /readyz turns red
-// at once, pre-shutdown hooks run, the configured delay passes so load
-// balancers notice, the listener closes and in-flight requests drain
-// within the shutdown timeout, then the pipeline and storage close. It is
-// safe to call more than once: later calls wait for the first and return
-// its result.
+// at once, pre-shutdown hooks run, post-start hooks stop, the configured
+// delay passes so load balancers notice, the listener closes and
+// in-flight requests drain within the shutdown timeout, then the pipeline
+// and storage close. It is safe to call more than once: later calls wait
+// for the first and return its result.
 func (s *Server) Shutdown() error {
 	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdownSequence(true) })
 	return s.shutdownErr
@@ -37,6 +37,10 @@ func (s *Server) shutdownSequence(preShutdown bool) error {
 		s.runPreShutdownHooks(hookCtx)
 		cancel()
 	}
+	// Before the delay: a loop left running could undo what a pre-shutdown
+	// hook did (the endpoint it removed), and after the listener closes
+	// it would only log connection errors.
+	s.stopPostStartHooks()
 
 	if d := s.cfg.Server.ShutdownDelayDuration; d > 0 {
 		s.log.Info("waiting before closing the listener", zap.Duration("shutdownDelayDuration", d))

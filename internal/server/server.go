@@ -90,8 +90,16 @@ type Server struct {
 	hooksMu      sync.Mutex
 	hooks        []*hook
 	hooksStarted bool
+	// hooksCtx ends once the pre-shutdown hooks have run, before the
+	// listener closes: post-start hooks stop while the loopback client
+	// they use still reaches the server (kube stops them at the start of
+	// shutdown). hooksRunning counts their goroutines.
+	hooksCtx     context.Context
+	stopHooks    context.CancelFunc
+	hooksRunning sync.WaitGroup
 
-	// ctx ends when shutdown begins; background work and hooks watch it.
+	// ctx ends once the listener has drained and the pipeline closed;
+	// background work and the pipeline's instances watch it.
 	ctx    context.Context
 	cancel context.CancelFunc
 	served chan error
@@ -116,8 +124,10 @@ func New(o Options) *Server {
 	}, []string{"stage"})
 	reg.MustRegister(startup)
 	ctx, cancel := context.WithCancel(context.Background())
+	hooksCtx, stopHooks := context.WithCancel(context.Background())
 	return &Server{
 		o: o, cfg: o.Config.Config, log: o.Log,
+		hooksCtx: hooksCtx, stopHooks: stopHooks,
 		metrics: reg, startup: startup,
 		shutdown: &healthz.ShutdownCheck{},
 		stopping: make(chan struct{}),
@@ -132,6 +142,7 @@ func New(o Options) *Server {
 func (s *Server) Start(ctx context.Context) (err error) {
 	defer func() {
 		if err != nil {
+			s.stopHooks()
 			s.cancel()
 			s.closeStorage()
 		}

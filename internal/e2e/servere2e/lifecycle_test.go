@@ -336,3 +336,49 @@ func get2(cfg *rest.Config) (int, error) {
 	resp.Body.Close()
 	return resp.StatusCode, nil
 }
+
+// stopHook leaves a loop running, as controllers do, that reports once
+// its context ends whether its loopback client still reaches the server.
+type stopHook struct{ reached chan int }
+
+func (h *stopHook) Run(ctx context.Context, env *pipeline.HookEnv) error {
+	go func() {
+		<-ctx.Done()
+		code, err := get2(env.Loopback)
+		if err != nil {
+			code = -1
+		}
+		h.reached <- code
+	}()
+	return nil
+}
+
+// Post-start hooks are stopped before the shutdown delay, while the
+// listener still serves, so a loop neither runs on into the delay (undoing
+// what pre-shutdown hooks did) nor fails, and logs, on a closed port
+// (kube stops them at the start of shutdown).
+func TestPostStartHooksStopBeforeTheListenerCloses(t *testing.T) {
+	h := &stopHook{reached: make(chan int, 1)}
+	ts := testserver.Start(t, testserver.Options{
+		Register: func(r *pipeline.Registry) {
+			r.MustRegister(pipeline.Plugin{Name: "test-stop", Kind: pipeline.KindPostStartHook,
+				New: func(any) (any, error) { return h, nil }})
+		},
+		Configure: func(c *config.Config) {
+			c.PostStartHooks = []config.Entry{{Name: "test-stop"}}
+			// The hook's loop gets the delay to see its context end.
+			c.Server.ShutdownDelayDuration = time.Second
+		},
+	})
+	if err := ts.Shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case code := <-h.reached:
+		if code != http.StatusInternalServerError {
+			t.Errorf("the stopped hook's GET /readyz: %d, want 500 (served, shutting down)", code)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the hook's context did not end")
+	}
+}
