@@ -19,6 +19,8 @@ import (
 
 	admissionv1 "k8s.io/api/admission/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/kpipe/kpipe/config"
 )
 
 // HookServer is a real HTTPS admission webhook on 127.0.0.1, with a
@@ -179,4 +181,19 @@ func (h *HookServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		TypeMeta: metav1.TypeMeta{APIVersion: "admission.k8s.io/v1", Kind: "AdmissionReview"},
 		Response: resp,
 	})
+}
+
+// WebhookAdmission puts the webhook plugins in c's admission lists (they
+// are not in the default lists): MutatingAdmissionWebhook, and
+// NamespaceLifecycle then ValidatingAdmissionWebhook.
+func WebhookAdmission(c *config.Config) {
+	for i, p := range c.Pipeline {
+		switch p.Name {
+		case "mutating-admission":
+			c.Pipeline[i].Config = map[string]any{"plugins": []any{map[string]any{"name": "MutatingAdmissionWebhook"}}}
+		case "validating-admission":
+			c.Pipeline[i].Config = map[string]any{"plugins": []any{
+				map[string]any{"name": "NamespaceLifecycle"}, map[string]any{"name": "ValidatingAdmissionWebhook"}}}
+		}
+	}
 }

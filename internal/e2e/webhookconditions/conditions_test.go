@@ -18,7 +18,6 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/ptr"
 
-	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
@@ -27,17 +26,7 @@ import (
 // (they are not in the default lists), RBAC authorizing.
 func start(t *testing.T) (*testserver.TestServer, kubernetes.Interface) {
 	t.Helper()
-	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) {
-		for i, p := range c.Pipeline {
-			switch p.Name {
-			case "mutating-admission":
-				c.Pipeline[i].Config = map[string]any{"plugins": []any{map[string]any{"name": "MutatingAdmissionWebhook"}}}
-			case "validating-admission":
-				c.Pipeline[i].Config = map[string]any{"plugins": []any{
-					map[string]any{"name": "NamespaceLifecycle"}, map[string]any{"name": "ValidatingAdmissionWebhook"}}}
-			}
-		}
-	}})
+	ts := testserver.Start(t, testserver.Options{Configure: e2eutil.WebhookAdmission})
 	return ts, kubernetes.NewForConfigOrDie(ts.Config)
 }
 
