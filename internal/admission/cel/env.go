@@ -1,8 +1,12 @@
-// Package cel is the CEL environment of ValidatingAdmissionPolicies, with
-// kube's variables, libraries and cost limits: `object`, `oldObject`,
-// `request`, `params`, `namespaceObject` and the composited, lazily
-// evaluated `variables`. It compiles a policy's expressions once (callers
-// cache the result per policy generation) and evaluates them per request.
+// Package cel is the CEL environment of ValidatingAdmissionPolicies and
+// of match conditions (webhooks' and policies'), with kube's variables,
+// libraries and cost limits: `object`, `oldObject`, `request`, `params`,
+// `namespaceObject`, `authorizer` and the composited, lazily evaluated
+// `variables`, in kube's NewExpressions and StoredExpressions
+// environments. It compiles expressions once (callers cache the result
+// per configuration generation) and evaluates them per request; API
+// validation compiles with the same functions, so the two cannot
+// disagree.
 package cel
 
 import (
