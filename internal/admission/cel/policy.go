@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
@@ -128,11 +129,33 @@ func Compile(spec *admissionregistrationv1.ValidatingAdmissionPolicySpec, opts O
 // validation alike: a bool, with `authorizer` and without composited
 // variables; `params` only with hasParams.
 func CompileMatchCondition(src string, hasParams bool, t EnvType) Expression {
-	env, _, err := newEnv(Options{HasParams: hasParams, Env: t}, false)
+	env, err := matchConditionEnv(hasParams, t)
 	if err != nil {
 		return Expression{Source: src, Err: internal("unexpected error loading CEL environment: %v", err)}
 	}
 	return compileExpr(env, src, boolTypes)
+}
+
+type matchEnvKey struct {
+	hasParams bool
+	t         EnvType
+}
+
+// matchEnvs are the environments of match conditions, which declare no
+// composited variables and so are the same for every expression.
+var matchEnvs sync.Map // matchEnvKey -> *cel.Env
+
+func matchConditionEnv(hasParams bool, t EnvType) (*cel.Env, error) {
+	k := matchEnvKey{hasParams, t}
+	if e, ok := matchEnvs.Load(k); ok {
+		return e.(*cel.Env), nil
+	}
+	env, _, err := newEnv(Options{HasParams: hasParams, Env: t}, false)
+	if err != nil {
+		return nil, err
+	}
+	e, _ := matchEnvs.LoadOrStore(k, env)
+	return e.(*cel.Env), nil
 }
 
 // CheckMatchCondition is CompileMatchCondition's error, nil when src
