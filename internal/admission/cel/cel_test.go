@@ -247,7 +247,7 @@ func BenchmarkEvaluate(b *testing.B) {
 }
 
 func TestCheckMatchCondition(t *testing.T) {
-	if err := CheckMatchCondition("request.operation == 'CREATE' && authorizer.path('/x').check('get').allowed()", false); err != nil {
+	if err := CheckMatchCondition("request.operation == 'CREATE' && authorizer.path('/x').check('get').allowed()", false, NewExpressions); err != nil {
 		t.Fatal(err)
 	}
 	for src, want := range map[string]string{
@@ -255,11 +255,29 @@ func TestCheckMatchCondition(t *testing.T) {
 		"params.x == 1":        "undeclared reference to 'params'",
 		"object.metadata.name": "must evaluate to bool but got dyn",
 	} {
-		if err := CheckMatchCondition(src, false); err == nil || !strings.Contains(err.Detail, want) {
+		if err := CheckMatchCondition(src, false, NewExpressions); err == nil || !strings.Contains(err.Detail, want) {
 			t.Errorf("%s: got %v, want %q", src, err, want)
 		}
 	}
-	if err := CheckMatchCondition("params.x == 1", true); err != nil {
+	if err := CheckMatchCondition("params.x == 1", true, NewExpressions); err != nil {
 		t.Errorf("with params: %v", err)
+	}
+}
+
+// TestStoredExpressions: kube 1.37's lists library `includes` compiles only
+// as a stored expression (its NewExpressions environment is 1.36's).
+func TestStoredExpressions(t *testing.T) {
+	const src = "[1, 2].includes(2) && !['a'].includes('b') && 'x'.includes('x')"
+	err := CheckMatchCondition(src, false, NewExpressions)
+	if err == nil || !strings.Contains(err.Detail, "undeclared reference to 'includes'") {
+		t.Fatalf("new expression: got %v", err)
+	}
+	c := CompileMatchConditions([]string{src})
+	if x := c.MatchConditions[0]; x.Err != nil {
+		t.Fatalf("stored expression: %v", x.Err)
+	}
+	ok, err2 := c.Match(context.Background(), Input{Request: request()}, MatchConditionsBudget)
+	if !ok || err2 != nil {
+		t.Fatalf("got %v, %v", ok, err2)
 	}
 }

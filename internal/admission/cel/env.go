@@ -1,8 +1,12 @@
-// Package cel is the CEL environment of ValidatingAdmissionPolicies, with
-// kube's variables, libraries and cost limits: `object`, `oldObject`,
-// `request`, `params`, `namespaceObject` and the composited, lazily
-// evaluated `variables`. It compiles a policy's expressions once (callers
-// cache the result per policy generation) and evaluates them per request.
+// Package cel is the CEL environment of ValidatingAdmissionPolicies and
+// of match conditions (webhooks' and policies'), with kube's variables,
+// libraries and cost limits: `object`, `oldObject`, `request`, `params`,
+// `namespaceObject`, `authorizer` and the composited, lazily evaluated
+// `variables`, in kube's NewExpressions and StoredExpressions
+// environments. It compiles expressions once (callers cache the result
+// per configuration generation) and evaluates them per request; API
+// validation compiles with the same functions, so the two cannot
+// disagree.
 package cel
 
 import (
@@ -39,20 +43,40 @@ const (
 	VariablesVar = "variables"
 )
 
+// EnvType is kube's choice of environment (environment.Type): an
+// expression being written compiles in NewExpressions, one already
+// stored (at admission, or unchanged on update) in StoredExpressions,
+// which also holds what kube added in its current release, so that a
+// rollback to the previous release can still read what was written.
+type EnvType int
+
+const (
+	// NewExpressions compiles expressions being written: the libraries
+	// of kube's compatibility version (1.36 for kube 1.37).
+	NewExpressions EnvType = iota
+	// StoredExpressions compiles stored expressions: every library,
+	// including the lists library's `includes` (kube 1.37).
+	StoredExpressions
+)
+
 var (
-	baseOnce sync.Once
-	baseEnv  *cel.Env
-	baseErr  error
+	baseOnce [2]sync.Once
+	baseEnv  [2]*cel.Env
+	baseErr  [2]error
 )
 
 // base is kube's base environment (environment.MustBaseEnvSet at 1.37)
 // without kube's own libraries other than those in library.go: CEL's
 // standard library with optional types and cross-type numeric
 // comparisons, the ext strings (v2), sets, lists and two-variable
-// comprehensions, kube's regex find/findAll, and its AST validators.
-func base() (*cel.Env, error) {
-	baseOnce.Do(func() {
-		baseEnv, baseErr = cel.NewEnv(
+// comprehensions, kube's regex find/findAll and lists, and its AST
+// validators; t chooses the lists library's version.
+func base(t EnvType) (*cel.Env, error) {
+	if t != StoredExpressions {
+		t = NewExpressions
+	}
+	baseOnce[t].Do(func() {
+		baseEnv[t], baseErr[t] = cel.NewEnv(
 			cel.HomogeneousAggregateLiterals(),
 			cel.EagerlyValidateDeclarations(true),
 			cel.DefaultUTCTimeZone(true),
@@ -70,10 +94,10 @@ func base() (*cel.Env, error) {
 			ext.TwoVarComprehensions(),
 			ext.Lists(ext.ListsVersion(3)),
 			regexLib(),
-			listsLib(),
+			listsLib(t == StoredExpressions),
 		)
 	})
-	return baseEnv, baseErr
+	return baseEnv[t], baseErr[t]
 }
 
 // programOptions are kube's: cost tracking with the per-call limit.

@@ -47,8 +47,9 @@ func regexLib() cel.EnvOption {
 }
 
 // listsLib is kube's list library: isSorted, sum, min, max, indexOf and
-// lastIndexOf on lists of comparable elements.
-func listsLib() cel.EnvOption {
+// lastIndexOf on lists of comparable elements; with withIncludes also
+// version 1's `includes` (kube 1.37, stored expressions only).
+func listsLib(withIncludes bool) cel.EnvOption {
 	t := cel.TypeParamType("T")
 	lt := cel.ListType(t)
 	items := func(l ref.Val) []ref.Val {
@@ -105,7 +106,7 @@ func listsLib() cel.EnvOption {
 			return types.Int(-1)
 		}
 	}
-	return cel.Lib(simpleLib{opts: []cel.EnvOption{
+	opts := []cel.EnvOption{
 		cel.Function("isSorted", cel.MemberOverload("list_is_sorted", []*cel.Type{lt}, cel.BoolType,
 			cel.UnaryBinding(func(l ref.Val) ref.Val {
 				xs := items(l)
@@ -140,7 +141,24 @@ func listsLib() cel.EnvOption {
 		cel.Function("max", cel.MemberOverload("list_max", []*cel.Type{lt}, t, cel.UnaryBinding(extreme(true)))),
 		cel.Function("indexOf", cel.MemberOverload("list_index_of", []*cel.Type{lt, t}, cel.IntType, cel.BinaryBinding(index(false)))),
 		cel.Function("lastIndexOf", cel.MemberOverload("list_last_index_of", []*cel.Type{lt, t}, cel.IntType, cel.BinaryBinding(index(true)))),
-	}})
+	}
+	if withIncludes {
+		// <dyn>.includes(<dyn>): a list holds the value, or any other
+		// value equals it.
+		opts = append(opts, cel.Function("includes", cel.MemberOverload("list_includes_dyn_dyn", []*cel.Type{cel.DynType, cel.DynType}, cel.BoolType,
+			cel.BinaryBinding(func(target, v ref.Val) ref.Val {
+				if l, ok := target.(traits.Lister); ok {
+					for it := l.Iterator(); it.HasNext() == types.True; {
+						if it.Next().Equal(v) == types.True {
+							return types.True
+						}
+					}
+					return types.False
+				}
+				return types.Bool(target.Equal(v) == types.True)
+			}))))
+	}
+	return cel.Lib(simpleLib{opts: opts})
 }
 
 type simpleLib struct{ opts []cel.EnvOption }

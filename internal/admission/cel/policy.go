@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"sync"
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/interpreter"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 )
 
 // variablesTypeName is the object type of `variables`, kube's name.
@@ -51,6 +53,9 @@ type Options struct {
 	// ObjectModel and ParamsModel are generated OpenAPI model names
 	// ("io.k8s.api.apps.v1.Deployment"); "" is dyn.
 	ObjectModel, ParamsModel string
+	// Env is NewExpressions (validation of what is written) or
+	// StoredExpressions (admission).
+	Env EnvType
 }
 
 var (
@@ -119,14 +124,85 @@ func Compile(spec *admissionregistrationv1.ValidatingAdmissionPolicySpec, opts O
 	return c
 }
 
-// CheckMatchCondition compiles a match condition as kube's validation
-// does: a bool, without composited variables.
-func CheckMatchCondition(src string, hasParams bool) *Error {
-	env, _, err := newEnv(Options{HasParams: hasParams}, false)
+// CompileMatchCondition compiles one match condition, of a webhook or a
+// policy, as kube's condition compiler does, at admission and in
+// validation alike: a bool, with `authorizer` and without composited
+// variables; `params` only with hasParams.
+func CompileMatchCondition(src string, hasParams bool, t EnvType) Expression {
+	env, err := matchConditionEnv(hasParams, t)
 	if err != nil {
-		return internal("unexpected error loading CEL environment: %v", err)
+		return Expression{Source: src, Err: internal("unexpected error loading CEL environment: %v", err)}
 	}
-	return compileExpr(env, src, boolTypes).Err
+	return compileExpr(env, src, boolTypes)
+}
+
+type matchEnvKey struct {
+	hasParams bool
+	t         EnvType
+}
+
+// matchEnvs are the environments of match conditions, which declare no
+// composited variables and so are the same for every expression.
+var matchEnvs sync.Map // matchEnvKey -> *cel.Env
+
+func matchConditionEnv(hasParams bool, t EnvType) (*cel.Env, error) {
+	k := matchEnvKey{hasParams, t}
+	if e, ok := matchEnvs.Load(k); ok {
+		return e.(*cel.Env), nil
+	}
+	env, _, err := newEnv(Options{HasParams: hasParams, Env: t}, false)
+	if err != nil {
+		return nil, err
+	}
+	e, _ := matchEnvs.LoadOrStore(k, env)
+	return e.(*cel.Env), nil
+}
+
+// CheckMatchCondition is CompileMatchCondition's error, nil when src
+// compiles: what validation reports.
+func CheckMatchCondition(src string, hasParams bool, t EnvType) *Error {
+	x := CompileMatchCondition(src, hasParams, t)
+	return x.Err
+}
+
+// CompileMatchConditions compiles a webhook's matchConditions for
+// admission (StoredExpressions, no params).
+func CompileMatchConditions(srcs []string) *Compiled {
+	c := &Compiled{}
+	for _, src := range srcs {
+		c.MatchConditions = append(c.MatchConditions, CompileMatchCondition(src, false, StoredExpressions))
+	}
+	return c
+}
+
+// MatchConditionsBudget is kube's RuntimeCELCostBudgetMatchConditions:
+// the cost all of one webhook's or binding's match conditions may spend.
+const MatchConditionsBudget = 2500000
+
+// Match evaluates c's match conditions as kube's matcher, on budget: no
+// match if any is false, else the aggregate of the errors (nil if all
+// are true), which the caller answers under its failure policy. An
+// exhausted budget is the only error.
+func (c *Compiled) Match(ctx context.Context, in Input, budget int64) (bool, error) {
+	ev := c.NewEvaluation(ctx, in)
+	ev.Budget = budget
+	var errs []error
+	matched := true
+	for i := range c.MatchConditions {
+		v, err := ev.Eval(&c.MatchConditions[i])
+		switch {
+		case errors.Is(err, ErrOutOfBudget):
+			return false, err
+		case err != nil:
+			errs = append(errs, err)
+		case v == types.False:
+			matched = false
+		}
+	}
+	if !matched {
+		return false, nil
+	}
+	return true, utilerrors.NewAggregate(errs)
 }
 
 func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
@@ -136,7 +212,7 @@ func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {
 // newEnv is the environment of a policy's expressions; withVariables
 // declares `variables`, whose fields the returned type collects.
 func newEnv(opts Options, withVariables bool) (*cel.Env, *structType, error) {
-	b, err := base()
+	b, err := base(opts.Env)
 	if err != nil {
 		return nil, nil, err
 	}

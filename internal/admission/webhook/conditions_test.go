@@ -2,12 +2,14 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
+	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -21,6 +23,19 @@ var expensive = func() string {
 	l += "]"
 	return l + ".all(x, " + l + ".all(y, x + y >= 0))"
 }()
+
+// fakeAuthorizer lets alice create pods and configmaps in ns, and fails
+// the verb "fail".
+type fakeAuthorizer struct{}
+
+func (fakeAuthorizer) Authorize(_ context.Context, c policycel.AuthzCheck) (bool, string, error) {
+	if c.Verb == "fail" {
+		return false, "", errors.New("no")
+	}
+	ok := c.User.Name == "alice" && c.ResourceRequest && c.Group == "" && c.Namespace == "ns" && c.Verb == "create" &&
+		(c.Resource == "pods" || c.Resource == "configmaps")
+	return ok, "", nil
+}
 
 func TestMatchConditions(t *testing.T) {
 	user := &request.User{Name: "alice", Groups: []string{"devs"}}
@@ -40,6 +55,15 @@ func TestMatchConditions(t *testing.T) {
 		{"error under Ignore", []string{"object.nope.deeper == 1"}, true, "create", false, false},
 		{"does not compile", []string{"object.metadata.name ==="}, false, "create", false, true},
 		{"not a bool", []string{"'text'"}, false, "create", false, true},
+		{"dyn is not a bool", []string{"object.metadata.name"}, false, "create", false, true},
+		{"request has no uid", []string{"request.uid != ''"}, false, "create", false, true},
+		{"request is kube's type", []string{"request.kind.kind == 'ConfigMap' && request.resource.resource == 'configmaps' && request.dryRun == false && request.options.kind == 'CreateOptions'"}, false, "create", true, false},
+		{"namespaceObject is null", []string{"namespaceObject == null"}, false, "create", true, false},
+		{"authorizer allows", []string{"authorizer.group('').resource('pods').namespace('ns').check('create').allowed()"}, false, "create", true, false},
+		{"authorizer denies", []string{"authorizer.group('').resource('secrets').namespace('ns').check('get').allowed()"}, false, "create", false, false},
+		{"authorizer.requestResource", []string{"authorizer.requestResource.check('create').allowed()"}, false, "create", true, false},
+		{"authorizer errors", []string{"authorizer.group('').resource('pods').check('fail').errored()"}, false, "create", true, false},
+		{"includes is a stored expression", []string{"[1, 2].includes(2)"}, false, "create", true, false},
 		{"over the cost budget", []string{expensive}, false, "create", false, true},
 		{"over the cost budget, Ignore", []string{expensive}, true, "create", false, false},
 	} {
@@ -52,14 +76,15 @@ func TestMatchConditions(t *testing.T) {
 			if c.ignore {
 				h.FailurePolicy = admissionregistrationv1.Ignore
 			}
-			defer func(b uint64) { conditionCostBudget = b }(conditionCostBudget)
+			defer func(b int64) { conditionCostBudget = b }(conditionCostBudget)
 			conditionCostBudget = 5000
 			conds := compileConditions(mcs)
 			a := attrs(c.verb, cm("c", nil), nil, false)
 			if c.verb == "delete" {
 				a = attrs(c.verb, nil, cm("c", nil), false)
 			}
-			got, err := conds.match(context.Background(), &h, a, &Request{Attributes: a, User: user})
+			ctx := request.WithScope(context.Background(), &request.Scope{User: user})
+			got, err := conds.match(ctx, &h, a, &Request{Attributes: a, User: user}, fakeAuthorizer{})
 			if got != c.want || (err != nil) != c.wantError {
 				t.Fatalf("got %v, %v", got, err)
 			}

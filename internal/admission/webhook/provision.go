@@ -28,9 +28,13 @@ func NewDispatcher(env *pipeline.Env, name, resource string, convert func(runtim
 		return nil, nil, err
 	}
 	clients := &Clients{Resolver: &EndpointResolver{Objects: objs}}
+	match := &RuleMatcher{Namespaces: namespaces}
+	if env.Shared != nil {
+		match.Authorizer = admission.HolderAuthorizer(env.Shared.Authorizer)
+	}
 	d := &Dispatcher{
 		Source:  &InformerSource{Informer: objs.Informer(res), Convert: convert},
-		Match:   &RuleMatcher{Namespaces: namespaces},
+		Match:   match,
 		Clients: clients,
 		Log:     env.Log,
 		Key:     name,

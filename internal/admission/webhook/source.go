@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 
 	"github.com/kpipe/kpipe/internal/admission"
+	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/admission/matching"
 	"github.com/kpipe/kpipe/internal/storage/informer"
 )
@@ -80,6 +81,10 @@ func (s *InformerSource) Hooks(ctx context.Context) ([]Hook, uint64, error) {
 // (as in kube for a resource served at one version).
 type RuleMatcher struct {
 	Namespaces *matching.Namespaces
+	// Authorizer answers the matchConditions' `authorizer` checks (the
+	// server's current authorization decision); nil answers each with an
+	// error.
+	Authorizer policycel.Authorizer
 }
 
 var _ Matcher = (*RuleMatcher)(nil)
@@ -108,7 +113,7 @@ func (m *RuleMatcher) Matches(ctx context.Context, h *Hook, a *admission.Attribu
 		return false, objErr
 	}
 	if h.conditions != nil {
-		return h.conditions.match(ctx, h, a, newRequest(ctx, a))
+		return h.conditions.match(ctx, h, a, newRequest(ctx, a), m.Authorizer)
 	}
 	return true, nil
 }

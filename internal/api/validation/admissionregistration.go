@@ -3,6 +3,7 @@ package validation
 import (
 	"fmt"
 	"net/url"
+	"reflect"
 	"regexp"
 	"strings"
 
@@ -20,9 +21,10 @@ import (
 	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 )
 
-// A ValidatingAdmissionPolicy's CEL expressions are compiled here, as
-// kube's validation does; webhook match conditions are checked for
-// presence only.
+// CEL expressions (a policy's, and webhooks' and policies' match
+// conditions) are compiled here, as kube's validation does: an expression
+// being written in the NewExpressions environment, one the stored object
+// already held in StoredExpressions, with the compiler admission uses.
 
 func init() {
 	register(false, validateValidatingWebhookConfiguration, validateValidatingWebhookConfigurationUpdate, nil)
@@ -61,6 +63,7 @@ var (
 // webhookOptions relax the rules on update for what was already stored.
 type webhookOptions struct {
 	ignoreMatchConditions                   bool
+	preexistingMatchConditions              sets.Set[string]
 	requireNoSideEffects                    bool
 	requireRecognizedAdmissionReviewVersion bool
 	requireUniqueWebhookNames               bool
@@ -128,18 +131,26 @@ func validateMutatingWebhookConfigurationUpdate(c, old *admissionregistrationv1.
 }
 
 // updateWebhookOptions keeps stored configurations updatable: a rule is only
-// enforced if the old object already met it.
+// enforced if the old object already met it. As kube's: match conditions
+// are not validated at all when every webhook keeps exactly its old ones
+// (reflect.DeepEqual, same number of webhooks); otherwise each expression
+// the old object held, in any of its webhooks, compiles in the
+// StoredExpressions environment and only new ones in NewExpressions.
 func updateWebhookOptions(hooks, old []webhook) webhookOptions {
 	o := webhookOptions{
 		ignoreMatchConditions:                   len(hooks) == len(old),
+		preexistingMatchConditions:              sets.New[string](),
 		requireNoSideEffects:                    true,
 		requireRecognizedAdmissionReviewVersion: true,
 		requireUniqueWebhookNames:               true,
 	}
 	names := sets.New[string]()
 	for i, h := range old {
-		if o.ignoreMatchConditions && !apiequality.Semantic.DeepEqual(hooks[i].matchConditions, h.matchConditions) {
+		if o.ignoreMatchConditions && !reflect.DeepEqual(hooks[i].matchConditions, h.matchConditions) {
 			o.ignoreMatchConditions = false
+		}
+		for _, mc := range h.matchConditions {
+			o.preexistingMatchConditions.Insert(mc.Expression)
 		}
 		if h.sideEffects == nil || !noSideEffects.Has(string(*h.sideEffects)) {
 			o.requireNoSideEffects = false
@@ -233,7 +244,7 @@ func validateWebhook(h *webhook, o webhookOptions, p *field.Path) field.ErrorLis
 		errs = append(errs, validateWebhookService(cp.Child("service"), cc.Service.Namespace, cc.Service.Name, cc.Service.Path, port)...)
 	}
 	if !o.ignoreMatchConditions {
-		errs = append(errs, validateMatchConditions(h.matchConditions, p.Child("matchConditions"))...)
+		errs = append(errs, validateMatchConditions(h.matchConditions, false, o.preexistingMatchConditions, p.Child("matchConditions"))...)
 	}
 	return errs
 }
@@ -415,7 +426,12 @@ func validateRuleResources(resources []string, p *field.Path) field.ErrorList {
 	return errs
 }
 
-func validateMatchConditions(mcs []admissionregistrationv1.MatchCondition, p *field.Path) field.ErrorList {
+// validateMatchConditions checks a webhook's or a policy's match
+// conditions and compiles each expression, trimmed, as kube does (so its
+// columns count from the first non-blank character): in the
+// StoredExpressions environment if preexisting holds it (as trimmed),
+// else in NewExpressions; `params` only with hasParams.
+func validateMatchConditions(mcs []admissionregistrationv1.MatchCondition, hasParams bool, preexisting sets.Set[string], p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if len(mcs) > 64 {
 		errs = append(errs, field.TooMany(p, len(mcs), 64))
@@ -423,8 +439,16 @@ func validateMatchConditions(mcs []admissionregistrationv1.MatchCondition, p *fi
 	names := sets.New[string]()
 	for i, mc := range mcs {
 		ip := p.Index(i)
-		if strings.TrimSpace(mc.Expression) == "" {
+		if expr := strings.TrimSpace(mc.Expression); expr == "" {
 			errs = append(errs, field.Required(ip.Child("expression"), ""))
+		} else {
+			env := policycel.NewExpressions
+			if preexisting.Has(expr) {
+				env = policycel.StoredExpressions
+			}
+			if err := celFieldError(ip.Child("expression"), expr, policycel.CheckMatchCondition(expr, hasParams, env)); err != nil {
+				errs = append(errs, err)
+			}
 		}
 		if mc.Name == "" {
 			errs = append(errs, field.Required(ip.Child("name"), ""))
@@ -450,19 +474,25 @@ const (
 )
 
 func validateValidatingAdmissionPolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
-	errs := validatePolicy(vap, false)
+	errs := validatePolicy(vap, false, nil)
 	return append(errs, validateStaticSuffix(vap.Name)...)
 }
 
 // validateValidatingAdmissionPolicyUpdate skips match conditions that did not
-// change, so stored expressions keep working.
+// change (nor the paramKind), and compiles the old object's match
+// condition expressions in the StoredExpressions environment, so stored
+// expressions keep working.
 func validateValidatingAdmissionPolicyUpdate(vap, old *admissionregistrationv1.ValidatingAdmissionPolicy) field.ErrorList {
 	ignore := apiequality.Semantic.DeepEqual(vap.Spec.ParamKind, old.Spec.ParamKind) &&
 		apiequality.Semantic.DeepEqual(vap.Spec.MatchConditions, old.Spec.MatchConditions)
-	return validatePolicy(vap, ignore)
+	preexisting := sets.New[string]()
+	for _, mc := range old.Spec.MatchConditions {
+		preexisting.Insert(mc.Expression)
+	}
+	return validatePolicy(vap, ignore, preexisting)
 }
 
-func validatePolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy, ignoreMatchConditions bool) field.ErrorList {
+func validatePolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy, ignoreMatchConditions bool, preexisting sets.Set[string]) field.ErrorList {
 	errs := apimachineryvalidation.ValidateObjectMeta(&vap.ObjectMeta, false, apimachineryvalidation.NameIsDNSSubdomain, metadataPath)
 	s := &vap.Spec
 	p := field.NewPath("spec")
@@ -484,7 +514,7 @@ func validatePolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy, igno
 		}
 	}
 	if !ignoreMatchConditions {
-		errs = append(errs, validateMatchConditions(s.MatchConditions, p.Child("matchConditions"))...)
+		errs = append(errs, validateMatchConditions(s.MatchConditions, s.ParamKind != nil, preexisting, p.Child("matchConditions"))...)
 	}
 	for i, v := range s.Variables {
 		vp := p.Child("variables").Index(i)
@@ -528,36 +558,39 @@ func validatePolicy(vap *admissionregistrationv1.ValidatingAdmissionPolicy, igno
 			keys.Insert(a.Key)
 		}
 	}
-	return append(errs, validatePolicyExpressions(s, ignoreMatchConditions, p)...)
+	return append(errs, validatePolicyExpressions(s, p)...)
 }
 
-// validatePolicyExpressions compiles every expression of a policy, as
-// kube's validation does, each against the variables before it.
-func validatePolicyExpressions(s *admissionregistrationv1.ValidatingAdmissionPolicySpec, ignoreMatchConditions bool, p *field.Path) field.ErrorList {
+// celFieldError is kube's field error for a compile error: Invalid with
+// its detail, or an internal error; nil without one.
+func celFieldError(path *field.Path, src string, err *policycel.Error) *field.Error {
+	switch {
+	case err == nil:
+		return nil
+	case err.Type == policycel.ErrorInvalid:
+		return field.Invalid(path, src, err.Detail)
+	default:
+		return field.InternalError(path, err)
+	}
+}
+
+// validatePolicyExpressions compiles the variables, validations and audit
+// annotations of a policy, as kube's validation does, each against the
+// variables before it (match conditions are compiled with the others in
+// validateMatchConditions).
+func validatePolicyExpressions(s *admissionregistrationv1.ValidatingAdmissionPolicySpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	c := policycel.Compile(s, policycel.Options{HasParams: s.ParamKind != nil})
 	check := func(x *policycel.Expression, path *field.Path) {
-		if x == nil || x.Err == nil || strings.TrimSpace(x.Source) == "" {
+		if x == nil || strings.TrimSpace(x.Source) == "" {
 			return
 		}
-		if x.Err.Type == policycel.ErrorInvalid {
-			errs = append(errs, field.Invalid(path, x.Source, x.Err.Detail))
-		} else {
-			errs = append(errs, field.InternalError(path, x.Err))
+		if err := celFieldError(path, x.Source, x.Err); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	for i := range c.Variables {
 		check(&c.Variables[i].Expression, p.Child("variables").Index(i).Child("expression"))
-	}
-	if !ignoreMatchConditions {
-		// kube compiles match conditions without the composited variables.
-		for i, m := range s.MatchConditions {
-			if strings.TrimSpace(m.Expression) == "" {
-				continue
-			}
-			x := policycel.Expression{Source: m.Expression, Err: policycel.CheckMatchCondition(m.Expression, s.ParamKind != nil)}
-			check(&x, p.Child("matchConditions").Index(i).Child("expression"))
-		}
 	}
 	for i := range c.Validations {
 		check(&c.Validations[i], p.Child("validations").Index(i).Child("expression"))

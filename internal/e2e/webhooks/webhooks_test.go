@@ -58,15 +58,10 @@ func startReplica(t *testing.T, hooks *hookServer, prefix string) *env {
 			c.Storage.Prefix = prefix
 		}
 		e.prefix = c.Storage.Prefix
+		e2eutil.WebhookAdmission(c)
 		for i, p := range c.Pipeline {
-			switch p.Name {
-			case "audit":
+			if p.Name == "audit" {
 				c.Pipeline[i].Config = map[string]any{"policyFile": policy, "logPath": e.auditLog}
-			case "mutating-admission":
-				c.Pipeline[i].Config = map[string]any{"plugins": []any{map[string]any{"name": "MutatingAdmissionWebhook"}}}
-			case "validating-admission":
-				c.Pipeline[i].Config = map[string]any{"plugins": []any{
-					map[string]any{"name": "NamespaceLifecycle"}, map[string]any{"name": "ValidatingAdmissionWebhook"}}}
 			}
 		}
 	}})

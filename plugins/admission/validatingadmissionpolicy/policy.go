@@ -139,7 +139,7 @@ func (p *Plugin) current() *snapshot {
 		key := fmt.Sprintf("%s/%d", pol.UID, pol.Generation)
 		c := p.compiled[key]
 		if c == nil {
-			c = policycel.Compile(&pol.Spec, policycel.Options{HasParams: pol.Spec.ParamKind != nil})
+			c = policycel.Compile(&pol.Spec, policycel.Options{HasParams: pol.Spec.ParamKind != nil, Env: policycel.StoredExpressions})
 		}
 		compiled[key] = c
 		h := &hook{policy: pol, compiled: c}
@@ -207,8 +207,6 @@ const (
 	maxValidationFailures          = 50
 	maxAuditAnnotationValueLength  = 10 * 1024
 	validationFailureAnnotationKey = "validation.policy.admission.k8s.io/validation_failure"
-	// matchConditionsBudget is kube's RuntimeCELCostBudgetMatchConditions.
-	matchConditionsBudget = 2500000
 )
 
 // Validate implements admission.Validator: kube's dispatcher.
@@ -545,13 +543,8 @@ func (p *Plugin) newInputs(ctx context.Context, a *admission.Attributes, req mat
 		return nil, apierrors.NewInternalError(fmt.Errorf("failed to prepare oldObject variable for evaluation: %w", err))
 	}
 	in.request = requestMap(ctx, a, req)
-	var u policycel.AuthzUser
-	if ru, ok := request.UserFrom(ctx); ok {
-		u = policycel.AuthzUser{Name: ru.Name, UID: ru.UID, Groups: ru.Groups, Extra: ru.Extra}
-	}
-	az := holderAuthorizer{p.authz}
-	in.authorizer = policycel.NewAuthorizer(ctx, az, u)
-	in.requestResource = policycel.NewRequestResourceAuthorizer(ctx, az, u, req.Resource.Group, req.Resource.Resource, req.Subresource, req.Namespace, req.Name)
+	in.authorizer, in.requestResource = admission.UserAuthorizers(ctx, admission.HolderAuthorizer(p.authz),
+		req.Resource.Group, req.Resource.Resource, req.Subresource, req.Namespace, req.Name)
 	// kube gives no namespaceObject for a Namespace itself.
 	if ns := req.Namespace; ns != "" && !(req.Kind.Group == "" && req.Kind.Kind == "Namespace") {
 		n, err := p.namespaces.Get(ctx, ns)
@@ -696,27 +689,12 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 		// Match conditions see no namespaceObject, as kube's matcher.
 		mi := input
 		mi.Namespace = nil
-		ev := c.NewEvaluation(ctx, mi)
-		ev.Budget = matchConditionsBudget
-		var errs []string
-		for i := range c.MatchConditions {
-			v, err := ev.Eval(&c.MatchConditions[i])
-			if err != nil {
-				errs = append(errs, err.Error())
-				if errors.Is(err, policycel.ErrOutOfBudget) {
-					break
-				}
-				continue
-			}
-			if v == types.False {
-				return result{}
-			}
+		matched, err := c.Match(ctx, mi, policycel.MatchConditionsBudget)
+		if err != nil {
+			return errorDecision(err.Error())
 		}
-		if len(errs) > 0 {
-			if len(errs) == 1 {
-				return errorDecision(errs[0])
-			}
-			return errorDecision("[" + strings.Join(errs, ", ") + "]")
+		if !matched {
+			return result{}
 		}
 	}
 	ev := c.NewEvaluation(ctx, input)
@@ -795,24 +773,4 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 		res.annotations = append(res.annotations, an)
 	}
 	return res
-}
-
-// holderAuthorizer answers CEL's authorizer checks with the server's
-// current authorization stage, as kube's authz library asks its
-// authorizer: resource checks for any API version ("*").
-type holderAuthorizer struct{ h *auth.Holder }
-
-func (a holderAuthorizer) Authorize(ctx context.Context, c policycel.AuthzCheck) (bool, string, error) {
-	attrs := &auth.Attributes{
-		User: &request.User{Name: c.User.Name, UID: c.User.UID, Groups: c.User.Groups, Extra: c.User.Extra},
-		Verb: c.Verb, ResourceRequest: c.ResourceRequest,
-	}
-	if c.ResourceRequest {
-		attrs.APIGroup, attrs.APIVersion, attrs.Resource, attrs.Subresource = c.Group, "*", c.Resource, c.Subresource
-		attrs.Namespace, attrs.Name = c.Namespace, c.Name
-	} else {
-		attrs.Path = c.Path
-	}
-	d, reason, err := a.h.Authorize(ctx, attrs)
-	return d == auth.Allow, reason, err
 }
