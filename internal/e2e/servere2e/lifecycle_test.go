@@ -367,7 +367,7 @@ func TestPostStartHooksStopBeforeTheListenerCloses(t *testing.T) {
 		Configure: func(c *config.Config) {
 			c.PostStartHooks = []config.Entry{{Name: "test-stop"}}
 			// The hook's loop gets the delay to see its context end.
-			c.Server.ShutdownDelayDuration = time.Second
+			c.Server.ShutdownDelayDuration = 2 * time.Second
 		},
 	})
 	if err := ts.Shutdown(); err != nil {
