@@ -184,25 +184,36 @@ const MatchConditionsBudget = 2500000
 // are true), which the caller answers under its failure policy. An
 // exhausted budget is the only error.
 func (c *Compiled) Match(ctx context.Context, in Input, budget int64) (bool, error) {
+	matched, _, err := c.MatchCounting(ctx, in, budget)
+	return matched, err
+}
+
+// MatchCounting is Match, also counting the conditions that failed to
+// evaluate before the first false one, as kube's evaluation error metric
+// does.
+func (c *Compiled) MatchCounting(ctx context.Context, in Input, budget int64) (matched bool, evalErrors int, err error) {
 	ev := c.NewEvaluation(ctx, in)
 	ev.Budget = budget
 	var errs []error
-	matched := true
+	matched = true
 	for i := range c.MatchConditions {
 		v, err := ev.Eval(&c.MatchConditions[i])
 		switch {
 		case errors.Is(err, ErrOutOfBudget):
-			return false, err
+			return false, evalErrors, err
 		case err != nil:
 			errs = append(errs, err)
+			if matched {
+				evalErrors++
+			}
 		case v == types.False:
 			matched = false
 		}
 	}
 	if !matched {
-		return false, nil
+		return false, evalErrors, nil
 	}
-	return true, utilerrors.NewAggregate(errs)
+	return true, evalErrors, utilerrors.NewAggregate(errs)
 }
 
 func newPolicyEnv(opts Options) (*cel.Env, *structType, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"time"
 
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -40,24 +41,28 @@ func compileConditions(mcs []admissionregistrationv1.MatchCondition) *conditions
 
 // match evaluates the conditions as kube: any false one skips the
 // webhook; errors (with none false) fail the request under failurePolicy
-// Fail with 403, and skip the webhook under Ignore. authz answers the
-// `authorizer` checks, for the request's user.
-func (c *conditions) match(ctx context.Context, h *Hook, a *admission.Attributes, req *Request, authz policycel.Authorizer) (bool, error) {
+// Fail with 403, and skip the webhook under Ignore. m's Authorizer answers
+// the `authorizer` checks, for the request's user; its Metrics record the
+// evaluation, and the webhook skipped, as kube's.
+func (c *conditions) match(ctx context.Context, h *Hook, a *admission.Attributes, req *Request, m *RuleMatcher) (bool, error) {
+	start := time.Now()
 	in, err := req.celInput()
-	matched := false
+	matched, evalErrors := false, 0
 	if err == nil {
 		r := req.Resource()
 		op := a.Op
-		in.Authorizer, in.RequestResource = admission.UserAuthorizers(ctx, authz, r.Group, r.Resource, op.Subresource, op.Namespace, a.Name())
-		matched, err = c.compiled.Match(ctx, in, conditionCostBudget)
+		in.Authorizer, in.RequestResource = admission.UserAuthorizers(ctx, m.Authorizer, r.Group, r.Resource, op.Subresource, op.Namespace, a.Name())
+		matched, evalErrors, err = c.compiled.MatchCounting(ctx, in, conditionCostBudget)
+		m.Metrics.ObserveEvaluation(h.Name, admission.MatchKindWebhook, m.Type, a.Operation, time.Since(start), matched && err == nil, evalErrors)
 	}
-	if err == nil {
-		return matched, nil
+	if err != nil && !h.Ignore() {
+		return false, apierrors.NewForbidden(a.Op.Resource.GroupResource(), a.Name(), err)
 	}
-	if h.Ignore() {
+	if err != nil || !matched {
+		m.Metrics.ObserveExclusion(h.Name, admission.MatchKindWebhook, m.Type, a.Operation)
 		return false, nil
 	}
-	return false, apierrors.NewForbidden(a.Op.Resource.GroupResource(), a.Name(), err)
+	return true, nil
 }
 
 // celInput are object, oldObject and request as CEL sees them: request

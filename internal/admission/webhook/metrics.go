@@ -31,6 +31,7 @@ type Metrics struct {
 	rejection *prometheus.CounterVec
 	request   *prometheus.CounterVec
 	failOpen  *prometheus.CounterVec
+	match     *admission.MatchConditionMetrics
 }
 
 // NewMetrics builds the metrics and registers them with register, which
@@ -56,6 +57,7 @@ func NewMetrics(register func(prometheus.Collector) prometheus.Collector) *Metri
 			Namespace: ns, Subsystem: sub, Name: "webhook_fail_open_count",
 			Help: "Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).",
 		}, []string{"name", "type"})).(*prometheus.CounterVec),
+		match: admission.NewMatchConditionMetrics(register),
 	}
 }
 
@@ -102,4 +104,13 @@ func (m *Metrics) observeFailOpen(h *Hook, typ string) {
 		return
 	}
 	m.failOpen.WithLabelValues(h.Name, typ).Inc()
+}
+
+// matchConditions returns the match condition metrics; nil (recording
+// nothing) without metrics.
+func (m *Metrics) matchConditions() *admission.MatchConditionMetrics {
+	if m == nil {
+		return nil
+	}
+	return m.match
 }

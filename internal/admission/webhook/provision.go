@@ -28,7 +28,14 @@ func NewDispatcher(env *pipeline.Env, name, resource string, convert func(runtim
 		return nil, nil, err
 	}
 	clients := &Clients{Resolver: &EndpointResolver{Objects: objs}}
-	match := &RuleMatcher{Namespaces: namespaces}
+	var metrics *Metrics
+	if env.Metrics != nil {
+		metrics = NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
+	}
+	match := &RuleMatcher{Namespaces: namespaces, Type: TypeValidating, Metrics: metrics.matchConditions()}
+	if resource == "mutatingwebhookconfigurations" {
+		match.Type = TypeAdmit
+	}
 	if env.Shared != nil {
 		match.Authorizer = admission.HolderAuthorizer(env.Shared.Authorizer)
 	}
@@ -38,9 +45,7 @@ func NewDispatcher(env *pipeline.Env, name, resource string, convert func(runtim
 		Clients: clients,
 		Log:     env.Log,
 		Key:     name,
-	}
-	if env.Metrics != nil {
-		d.Metrics = NewMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) })
+		Metrics: metrics,
 	}
 	return d, clients, nil
 }

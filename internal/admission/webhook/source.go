@@ -85,6 +85,10 @@ type RuleMatcher struct {
 	// server's current authorization decision); nil answers each with an
 	// error.
 	Authorizer policycel.Authorizer
+	// Type is kube's type label of the webhooks matched: TypeAdmit or
+	// TypeValidating. Metrics record their match conditions; nil, nothing.
+	Type    string
+	Metrics *admission.MatchConditionMetrics
 }
 
 var _ Matcher = (*RuleMatcher)(nil)
@@ -113,7 +117,7 @@ func (m *RuleMatcher) Matches(ctx context.Context, h *Hook, a *admission.Attribu
 		return false, objErr
 	}
 	if h.conditions != nil {
-		return h.conditions.match(ctx, h, a, newRequest(ctx, a), m.Authorizer)
+		return h.conditions.match(ctx, h, a, newRequest(ctx, a), m)
 	}
 	return true, nil
 }

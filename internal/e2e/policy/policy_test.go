@@ -784,6 +784,16 @@ func matchingAndParamSelector(t *testing.T, e *env) {
 	if _, err := e.cs.CoreV1().ServiceAccounts("vap-match").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "sa", Labels: map[string]string{"value": "x"}}}, dryRun); err != nil {
 		t.Fatalf("match condition: %v", err)
 	}
+	// kube's match condition metric times an evaluation that was not all
+	// true.
+	raw, err := e.cs.CoreV1().RESTClient().Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const evalMetric = `apiserver_admission_match_condition_evaluation_seconds_count{kind="policy",name="match-policy",operation="CREATE",type="validate"}`
+	if !strings.Contains(string(raw), evalMetric) {
+		t.Errorf("/metrics lacks %s", evalMetric)
+	}
 	// oldObject on update.
 	s, err := secrets.Create(ctx, secret("s2", "z", "a", false), metav1.CreateOptions{})
 	if err != nil {

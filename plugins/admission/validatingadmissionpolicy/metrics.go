@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/kpipe/kpipe/internal/admission"
 	policycel "github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
@@ -14,6 +15,7 @@ import (
 type metrics struct {
 	checks  *prometheus.CounterVec
 	latency *prometheus.HistogramVec
+	match   *admission.MatchConditionMetrics
 }
 
 func newMetrics(env *pipeline.Env) *metrics {
@@ -28,7 +30,17 @@ func newMetrics(env *pipeline.Env) *metrics {
 			Help:    "Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.",
 			Buckets: []float64{0.0000005, 0.001, 0.01, 0.1, 1.0},
 		}, labels)),
+		match: admission.NewMatchConditionMetrics(func(c prometheus.Collector) prometheus.Collector { return pipeline.Register(env, c) }),
 	}
+}
+
+// matchConditions returns the match condition metrics; nil (recording
+// nothing) without metrics.
+func (m *metrics) matchConditions() *admission.MatchConditionMetrics {
+	if m == nil {
+		return nil
+	}
+	return m.match
 }
 
 // observe records one decision; action is allow, deny, warn or audit.

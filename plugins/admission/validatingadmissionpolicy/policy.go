@@ -271,7 +271,7 @@ func (p *Plugin) Validate(ctx context.Context, a *admission.Attributes) error {
 				}
 			}
 			for _, param := range params {
-				res := validate(ctx, h, in, param)
+				res := validate(ctx, h, in, param, p.metrics.matchConditions())
 				for _, d := range res.ignored {
 					p.metrics.observe(h.policy.Name, b.Name, d, "allow")
 				}
@@ -514,6 +514,7 @@ func withKind(obj runtime.Object, gvk schema.GroupVersionKind) runtime.Object {
 type inputs struct {
 	object, oldObject, request, namespace map[string]any
 	authorizer, requestResource           ref.Val
+	operation                             string // CREATE, UPDATE, DELETE, CONNECT
 }
 
 func toMap(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, error) {
@@ -534,7 +535,7 @@ func toMap(obj runtime.Object, gvk schema.GroupVersionKind) (map[string]any, err
 }
 
 func (p *Plugin) newInputs(ctx context.Context, a *admission.Attributes, req matching.Request) (*inputs, error) {
-	in := &inputs{}
+	in := &inputs{operation: a.Operation}
 	var err error
 	if in.object, err = toMap(req.Object, req.Kind); err != nil {
 		return nil, apierrors.NewInternalError(fmt.Errorf("failed to prepare object variable for evaluation: %w", err))
@@ -664,8 +665,9 @@ type annotation struct {
 }
 
 // validate is kube's validator: match conditions, validations with their
-// messages, audit annotations; errors follow the failure policy.
-func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) result {
+// messages, audit annotations; errors follow the failure policy. mm
+// records the match conditions' evaluation as kube's matcher does.
+func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object, mm *admission.MatchConditionMetrics) result {
 	fail := failurePolicy(h.policy) == admissionregistrationv1.Fail
 	errorDecision := func(msg string) result {
 		d := decision{message: msg, errType: errorType(msg)}
@@ -689,7 +691,9 @@ func validate(ctx context.Context, h *hook, in *inputs, param runtime.Object) re
 		// Match conditions see no namespaceObject, as kube's matcher.
 		mi := input
 		mi.Namespace = nil
-		matched, err := c.Match(ctx, mi, policycel.MatchConditionsBudget)
+		start := time.Now()
+		matched, evalErrors, err := c.MatchCounting(ctx, mi, policycel.MatchConditionsBudget)
+		mm.ObserveEvaluation(h.policy.Name, admission.MatchKindPolicy, admission.TypeValidate, in.operation, time.Since(start), matched && err == nil, evalErrors)
 		if err != nil {
 			return errorDecision(err.Error())
 		}
