@@ -147,9 +147,15 @@ func (t *Tokens) TokenRequest(objs Objects) api.CreateFunc {
 			Token:               token,
 			ExpirationTimestamp: metav1.NewTime(now.Add(time.Duration(exp) * time.Second)),
 		}
+		request.AddAuditAnnotation(ctx, IssuedCredentialIDAnnotation, CredentialID(claims.ID))
 		return req, nil
 	}
 }
+
+// IssuedCredentialIDAnnotation is kube's audit annotation on a TokenRequest:
+// the credential id (JTI=<jti>) of the token it issued, which requests
+// made with the token carry in their user's extra.
+const IssuedCredentialIDAnnotation = "authentication.kubernetes.io/issued-credential-id"
 
 // webhookTokenGate is the kube feature gate (alpha, off in 1.37) that binds
 // tokens to webhook configurations; kpipe has it off.

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"github.com/kpipe/kpipe/internal/api"
+	"github.com/kpipe/kpipe/internal/request"
 	"github.com/kpipe/kpipe/internal/storage/backend"
 )
 
@@ -257,5 +258,38 @@ func TestLiveNodeBound(t *testing.T) {
 	}
 	if u := UserFor(podBound); len(u.Extra[NodeUIDKey]) != 1 || u.Extra[NodeUIDKey][0] != "n2-uid" {
 		t.Errorf("pod-bound token's user extra = %v, want the node claims", u.Extra)
+	}
+}
+
+type auditRecorder map[string]string
+
+func (a auditRecorder) AddAnnotation(k, v string) {
+	if _, ok := a[k]; !ok {
+		a[k] = v
+	}
+}
+func (auditRecorder) RecordOperation(*request.Operation) {}
+
+// A TokenRequest annotates its audit event with the issued token's
+// credential id, as kube does, whatever the token is bound to.
+func TestTokenRequestAuditsCredentialID(t *testing.T) {
+	objs := newObjects(t)
+	tk := newTokens(t, Options{Signer: ecKey(t)})
+	objs.put(t, "serviceaccounts", &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "ns", Name: "sa", UID: "sa-uid"}})
+	objs.put(t, "nodes", node("n1", "n1-uid"))
+	for _, ref := range []*authenticationv1.BoundObjectReference{nil, refOf("Node", "v1", "n1", "")} {
+		audit := auditRecorder{}
+		ctx := request.WithScope(context.Background(), &request.Scope{Audit: audit})
+		out, err := tk.TokenRequest(objs)(ctx, "ns", "sa", &authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{BoundObjectRef: ref}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, _, _, err := tk.Verify(out.(*authenticationv1.TokenRequest).Status.Token, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := audit[IssuedCredentialIDAnnotation], "JTI="+c.ID; c.ID == "" || got != want {
+			t.Errorf("bound to %v: annotation %s = %q, want %q", ref, IssuedCredentialIDAnnotation, got, want)
+		}
 	}
 }
