@@ -7,6 +7,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/google/uuid"
+	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -62,9 +63,16 @@ func (o Objects) Secret(ctx context.Context, namespace, name string) (*corev1.Se
 	return s, o.get(ctx, "secrets", namespace, name, s)
 }
 
+// Node reads one node.
+func (o Objects) Node(ctx context.Context, name string) (*corev1.Node, error) {
+	n := &corev1.Node{}
+	return n, o.get(ctx, "nodes", "", name, n)
+}
+
 // TokenRequest answers POST serviceaccounts/<name>/token as kube's
 // TokenREST: a token for the service account, for the requested audiences
-// (the API's by default) and duration, optionally bound to a pod or secret.
+// (the API's by default) and duration, optionally bound to a pod, a secret
+// or a node.
 func (t *Tokens) TokenRequest(objs Objects) api.CreateFunc {
 	return func(ctx context.Context, namespace, name string, obj runtime.Object) (runtime.Object, error) {
 		req, ok := obj.(*authenticationv1.TokenRequest)
@@ -139,11 +147,24 @@ func (t *Tokens) TokenRequest(objs Objects) api.CreateFunc {
 			Token:               token,
 			ExpirationTimestamp: metav1.NewTime(now.Add(time.Duration(exp) * time.Second)),
 		}
+		request.AddAuditAnnotation(ctx, IssuedCredentialIDAnnotation, CredentialID(claims.ID))
 		return req, nil
 	}
 }
 
-// bind checks the object a token is bound to and names it in the claims.
+// IssuedCredentialIDAnnotation is kube's audit annotation on a TokenRequest:
+// the credential id (JTI=<jti>) of the token it issued, which requests
+// made with the token carry in their user's extra.
+const IssuedCredentialIDAnnotation = "authentication.kubernetes.io/issued-credential-id"
+
+// webhookTokenGate is the kube feature gate (alpha, off in 1.37) that binds
+// tokens to webhook configurations; kpipe has it off.
+const webhookTokenGate = "APIServerWebhookAuthenticationToken"
+
+// bind checks the object a token is bound to and names it in the claims,
+// as kube's TokenREST: a pod (with the node it runs on, kube's
+// ServiceAccountTokenPodNodeInfo), a secret, or a node (kube's
+// ServiceAccountTokenNodeBinding, GA since 1.33).
 func (t *Tokens) bind(ctx context.Context, objs Objects, c *Claims, ref *authenticationv1.BoundObjectReference, namespace, saName string) error {
 	gvk := schema.FromAPIVersionAndKind(ref.APIVersion, ref.Kind)
 	var uid string
@@ -158,13 +179,26 @@ func (t *Tokens) bind(ctx context.Context, objs Objects, c *Claims, ref *authent
 		}
 		uid = string(pod.UID)
 		c.Kubernetes.Pod = &Ref{Name: pod.Name, UID: uid}
-		if pod.Spec.NodeName != "" {
-			c.Kubernetes.Node = &Ref{Name: pod.Spec.NodeName}
-			node := &corev1.Node{}
-			if err := objs.getNode(ctx, pod.Spec.NodeName, node); err == nil {
-				c.Kubernetes.Node.UID = string(node.UID)
+		if nodeName := pod.Spec.NodeName; nodeName != "" {
+			// A missing node still leaves its name in the claims, without a
+			// uid; any other failure is an internal error, as in kube.
+			node, err := objs.Node(ctx, nodeName)
+			switch {
+			case apierrors.IsNotFound(err):
+				c.Kubernetes.Node = &Ref{Name: nodeName}
+			case err != nil:
+				return apierrors.NewInternalError(err)
+			default:
+				c.Kubernetes.Node = &Ref{Name: node.Name, UID: string(node.UID)}
 			}
 		}
+	case gvk.Group == "" && gvk.Kind == "Node":
+		node, err := objs.Node(ctx, ref.Name)
+		if err != nil {
+			return err
+		}
+		uid = string(node.UID)
+		c.Kubernetes.Node = &Ref{Name: node.Name, UID: uid}
 	case gvk.Group == "" && gvk.Kind == "Secret":
 		sec, err := objs.Secret(ctx, namespace, ref.Name)
 		if err != nil {
@@ -172,6 +206,9 @@ func (t *Tokens) bind(ctx context.Context, objs Objects, c *Claims, ref *authent
 		}
 		uid = string(sec.UID)
 		c.Kubernetes.Secret = &Ref{Name: sec.Name, UID: uid}
+	case gvk.GroupVersion() == admissionregistrationv1.SchemeGroupVersion &&
+		(gvk.Kind == "ValidatingWebhookConfiguration" || gvk.Kind == "MutatingWebhookConfiguration"):
+		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s (feature gate %s is disabled)", gvk.String(), webhookTokenGate))
 	default:
 		return apierrors.NewBadRequest(fmt.Sprintf("cannot bind token to object of type %s", gvk.String()))
 	}
@@ -180,8 +217,4 @@ func (t *Tokens) bind(ctx context.Context, objs Objects, c *Claims, ref *authent
 			fmt.Errorf("the UID in the bound object reference (%s) does not match the UID in record. The object might have been deleted and then recreated", ref.UID))
 	}
 	return nil
-}
-
-func (o Objects) getNode(ctx context.Context, name string, out *corev1.Node) error {
-	return o.get(ctx, "nodes", "", name, out)
 }

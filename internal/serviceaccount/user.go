@@ -11,6 +11,9 @@ const (
 	NodeUIDKey      = "authentication.kubernetes.io/node-uid"
 )
 
+// CredentialID is kube's credential id of a token with jti: JTI=<jti>.
+func CredentialID(jti string) string { return "JTI=" + jti }
+
 // Username is kube's name of a service account's user.
 func Username(namespace, name string) string {
 	return "system:serviceaccount:" + namespace + ":" + name
@@ -38,7 +41,7 @@ func UserFor(c *Claims) *request.User {
 		extra[PodUIDKey] = []string{k.Pod.UID}
 	}
 	if c.ID != "" {
-		extra[CredentialIDKey] = []string{"JTI=" + c.ID}
+		extra[CredentialIDKey] = []string{CredentialID(c.ID)}
 	}
 	if k.Node != nil && k.Node.Name != "" {
 		extra[NodeNameKey] = []string{k.Node.Name}

@@ -11,8 +11,11 @@ import (
 )
 
 // Live checks that what a verified token names still exists, as kube's
-// validator does: the service account with the same uid, and the pod or
-// secret it is bound to. A deleted service account makes the token invalid.
+// validator does: the service account with the same uid, and the pod,
+// secret or node it is bound to. A deleted service account makes the token
+// invalid. The node of a pod-bound token (kube's
+// ServiceAccountTokenPodNodeInfo) is not checked: the pod is what the token
+// is bound to, and its node is only reported (the user's extra).
 func (o Objects) Live(ctx context.Context, c *Claims, now time.Time) error {
 	k := c.Kubernetes
 	// An object marked for deletion more than the leeway ago no longer
@@ -52,6 +55,19 @@ func (o Objects) Live(ctx context.Context, c *Claims, now time.Time) error {
 			return fmt.Errorf("pod UID (%s) does not match service account pod ref claim (%s)", pod.UID, ref.UID)
 		}
 		if gone(pod.DeletionTimestamp) {
+			return errors.New("service account token has been invalidated")
+		}
+	}
+	// A token bound to a node (kube's ServiceAccountTokenNodeBindingValidation).
+	if ref := k.Node; ref != nil && k.Pod == nil {
+		node, err := o.Node(ctx, ref.Name)
+		if err != nil {
+			return errors.New("service account token has been invalidated")
+		}
+		if string(node.UID) != ref.UID {
+			return fmt.Errorf("node UID (%s) does not match service account node ref claim (%s)", node.UID, ref.UID)
+		}
+		if gone(node.DeletionTimestamp) {
 			return errors.New("service account token has been invalidated")
 		}
 	}
