@@ -161,6 +161,11 @@ func TestDryRun(t *testing.T) {
 				want: `Service "e" is invalid: spec.ports[1].nodePort: Invalid value: 30005: provided port is already allocated`,
 				s:    func() *corev1.Service { return svc("e", corev1.ServiceTypeNodePort, "", 30006, 30005) },
 			},
+			{
+				name: "taken health check port", code: 500,
+				want: "Internal error occurred: failed to allocate requested HealthCheck NodePort 30005: provided port is already allocated",
+				s:    func() *corev1.Service { return localLB(svc("e", "", "", 0), 30005) },
+			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				err := dry(t, func() error { return a.DryRunCreate(ctx, tc.s()) })
@@ -185,11 +190,6 @@ func TestDryRun(t *testing.T) {
 				name: "a port asked for twice", code: 422,
 				want: `Service "e" is invalid: spec.ports[1].nodePort: Invalid value: 30100: provided port is already allocated`,
 				s:    svc("e", corev1.ServiceTypeNodePort, "", 30100, 30100),
-			},
-			{
-				name: "a taken health check port", code: 500,
-				want: "Internal error occurred: failed to allocate requested HealthCheck NodePort 30005: provided port is already allocated",
-				s:    localLB(svc("e", "", "", 0), 30005),
 			},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
@@ -254,6 +254,18 @@ func TestDryRun(t *testing.T) {
 					t.Errorf("healthCheckNodePort %d, want %d", tc.s.Spec.HealthCheckNodePort, tc.wantHC)
 				}
 			})
+		}
+	})
+
+	t.Run("a real create's health check port out of the range is kube's internal error", func(t *testing.T) {
+		_, err := a.BeginCreate(ctx, localLB(svc("e", "", "", 0), 80))
+		want := "Internal error occurred: failed to allocate requested HealthCheck NodePort 80: provided port is not in the valid range. The range of valid ports is 30000-30199"
+		if statusCode(err) != 500 || err.Error() != want {
+			t.Fatalf("got %v\nwant %s", err, want)
+		}
+		// A dry run does not check the range.
+		if err := dry(t, func() error { return a.DryRunCreate(ctx, localLB(svc("e", "", "", 0), 80)) }); err != nil {
+			t.Fatal(err)
 		}
 	})
 
