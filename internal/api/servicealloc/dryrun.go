@@ -34,7 +34,8 @@ const dryFirstNodePort = 32768
 
 // DryRunCreate fills in the cluster IP and node ports a dry-run create of
 // the service shows, as kube's dry-run allocators do, without allocating
-// anything. Its errors are those of a real create.
+// anything. An error it gives is the one a real create gives for the
+// same value.
 func (a *Allocator) DryRunCreate(ctx context.Context, obj runtime.Object) error {
 	s := obj.(*corev1.Service)
 	if err := a.dryClusterIP(s); err != nil {
