@@ -299,6 +299,17 @@ func TestServiceDryRun(t *testing.T) {
 			`Service "tp2" is invalid: spec.ports[0].nodePort: Invalid value: 30050: provided port is already allocated`)
 	})
 
+	t.Run("a dry-run delete releases nothing", func(t *testing.T) {
+		untouched(t, etcd, func() {
+			if err := svcs.Delete(ctx, "held-ip", metav1.DeleteOptions{DryRun: dryRun}); err != nil {
+				t.Fatal(err)
+			}
+		})
+		if _, err := svcs.Get(ctx, "held-ip", metav1.GetOptions{}); err != nil {
+			t.Errorf("the dry run deleted held-ip: %v", err)
+		}
+	})
+
 	// Between them, the refused real creates allocated and gave back.
 	if after := bitmaps(t, etcd, false); after != before {
 		t.Fatalf("the allocation bitmaps changed:\nbefore %s\nafter  %s", before, after)
