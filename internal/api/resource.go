@@ -66,10 +66,14 @@ type Resource struct {
 
 // WriteHooks are side effects of a resource's writes outside its own key,
 // as kube's BeginCreate, BeginUpdate and AfterDelete. finish(false) undoes
-// what Begin did when the write fails.
+// what Begin did when the write fails. DryRunCreate and DryRunUpdate run
+// instead of Begin on a dry run: they fill in what the write would show
+// (kube's dry-run allocators) and change nothing outside the object.
 type WriteHooks interface {
 	BeginCreate(ctx context.Context, obj runtime.Object) (finish func(ok bool), err error)
 	BeginUpdate(ctx context.Context, obj, old runtime.Object) (finish func(ok bool), err error)
+	DryRunCreate(ctx context.Context, obj runtime.Object) error
+	DryRunUpdate(ctx context.Context, obj, old runtime.Object) error
 	AfterDelete(ctx context.Context, obj runtime.Object)
 }
 

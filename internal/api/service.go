@@ -63,6 +63,27 @@ func dropTypeDependent(s, old *corev1.Service) {
 	if servicealloc.NeedsHealthCheckNodePort(old) && !servicealloc.NeedsHealthCheckNodePort(s) && s.Spec.HealthCheckNodePort == old.Spec.HealthCheckNodePort {
 		s.Spec.HealthCheckNodePort = 0
 	}
+	if old.Spec.Type == corev1.ServiceTypeLoadBalancer && s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		if a, b := old.Spec.AllocateLoadBalancerNodePorts, s.Spec.AllocateLoadBalancerNodePorts; a != nil && b != nil && *a == *b {
+			s.Spec.AllocateLoadBalancerNodePorts = nil
+		}
+		if a, b := old.Spec.LoadBalancerClass, s.Spec.LoadBalancerClass; a == nil && b == nil || a != nil && b != nil && *a == *b {
+			s.Spec.LoadBalancerClass = nil
+		}
+	}
+	if externallyAccessible(old) && !externallyAccessible(s) && s.Spec.ExternalTrafficPolicy == old.Spec.ExternalTrafficPolicy {
+		s.Spec.ExternalTrafficPolicy = ""
+	}
+	if s.Spec.Type != corev1.ServiceTypeLoadBalancer {
+		s.Status.LoadBalancer = corev1.LoadBalancerStatus{}
+	}
+}
+
+// externallyAccessible reports a service that takes traffic from outside
+// the cluster, which is what externalTrafficPolicy applies to.
+func externallyAccessible(s *corev1.Service) bool {
+	return s.Spec.Type == corev1.ServiceTypeLoadBalancer || s.Spec.Type == corev1.ServiceTypeNodePort ||
+		(s.Spec.Type == corev1.ServiceTypeClusterIP && len(s.Spec.ExternalIPs) > 0)
 }
 
 func sameNodePorts(s, old *corev1.Service) bool {

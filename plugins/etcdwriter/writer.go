@@ -172,6 +172,11 @@ func (wr *Writer) create(w http.ResponseWriter, r *http.Request, res *api.Resour
 	}
 	stored := res.New()
 	if op.DryRun {
+		if res.Hooks != nil {
+			if err := res.Hooks.DryRunCreate(r.Context(), op.Object); err != nil {
+				return err
+			}
+		}
 		stored = op.Object
 	} else {
 		if res.Hooks != nil {
@@ -247,6 +252,11 @@ func (wr *Writer) update(w http.ResponseWriter, r *http.Request, res *api.Resour
 		return conflict(res, op.Name)
 	}
 	if op.DryRun {
+		if res.Hooks != nil && op.Subresource == "" {
+			if err := res.Hooks.DryRunUpdate(r.Context(), op.Object, op.Old); err != nil {
+				return err
+			}
+		}
 		m.SetResourceVersion(liveRV)
 		return respondWrite(w, r, op, out, http.StatusOK, res, op.Object)
 	}

@@ -190,23 +190,22 @@ func (t *txn) nodePorts(ctx context.Context, s, old *corev1.Service) error {
 	}
 	held := heldPorts(old)
 	a := t.a
-	take := func(p int32, fld *field.Path) error {
+	// take allocates the requested port p; refused answers refusal with
+	// the allocator's message.
+	take := func(p int32, refused func(msg string) error) error {
 		if held[p] {
 			return nil
 		}
-		invalid := func(msg string) error {
-			return apierrors.NewInvalid(serviceKind, s.Name, field.ErrorList{field.Invalid(fld, p, msg)})
-		}
 		i, ok := a.ports.offset(int(p))
 		if !ok {
-			return invalid(fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", a.ports))
+			return refused(fmt.Sprintf("provided port is not in the valid range. The range of valid ports is %s", a.ports))
 		}
 		taken, err := a.nps.allocate(ctx, i)
 		if err != nil {
 			return apierrors.NewInternalError(err)
 		}
 		if taken {
-			return invalid(msgPortAllocated)
+			return refused(msgPortAllocated)
 		}
 		t.ports = append(t.ports, i)
 		held[p] = true
@@ -224,7 +223,10 @@ func (t *txn) nodePorts(ctx context.Context, s, old *corev1.Service) error {
 	// Asked-for ports first, so a dynamic one never takes them.
 	for i, p := range s.Spec.Ports {
 		if p.NodePort != 0 {
-			if err := take(p.NodePort, ports.Index(i).Child("nodePort")); err != nil {
+			fld := ports.Index(i).Child("nodePort")
+			if err := take(p.NodePort, func(msg string) error {
+				return apierrors.NewInvalid(serviceKind, s.Name, field.ErrorList{field.Invalid(fld, p.NodePort, msg)})
+			}); err != nil {
 				return err
 			}
 		}
@@ -254,14 +256,19 @@ func (t *txn) nodePorts(ctx context.Context, s, old *corev1.Service) error {
 		}
 	}
 	if NeedsHealthCheckNodePort(s) {
+		// kube answers a refused health check port with an internal
+		// error, not a 422.
 		if hc := s.Spec.HealthCheckNodePort; hc != 0 {
-			return take(hc, field.NewPath("spec", "healthCheckNodePort"))
+			return take(hc, func(msg string) error {
+				return apierrors.NewInternalError(fmt.Errorf("failed to allocate requested HealthCheck NodePort %v: %v", hc, msg))
+			})
 		}
-		np, err := next()
+		i, err := a.nps.allocateNext(ctx, 0)
 		if err != nil {
-			return err
+			return apierrors.NewInternalError(fmt.Errorf("failed to allocate a HealthCheck NodePort %v: %v", 0, err))
 		}
-		s.Spec.HealthCheckNodePort = np
+		t.ports = append(t.ports, i)
+		s.Spec.HealthCheckNodePort = int32(a.ports.lo + i)
 	}
 	return nil
 }

@@ -292,9 +292,10 @@ func validateService(s, old *corev1.Service) field.ErrorList {
 		if s.Spec.HealthCheckNodePort != 0 {
 			errs = append(errs, field.Invalid(spec.Child("healthCheckNodePort"), s.Spec.HealthCheckNodePort, "may only be set when `type` is 'LoadBalancer' and `externalTrafficPolicy` is 'Local'"))
 		}
-	} else if s.Spec.HealthCheckNodePort == 0 {
-		errs = append(errs, field.Required(spec.Child("healthCheckNodePort"), ""))
-	} else {
+	} else if s.Spec.HealthCheckNodePort != 0 {
+		// Unset is no error: the services allocator fills it in before the
+		// service is stored. kube allocates before it validates, so its
+		// "healthCheckNodePort: Required value" is never seen.
 		for _, msg := range validation.IsValidPortNum(int(s.Spec.HealthCheckNodePort)) {
 			errs = append(errs, field.Invalid(spec.Child("healthCheckNodePort"), s.Spec.HealthCheckNodePort, msg))
 		}

@@ -513,6 +513,15 @@ func TestService(t *testing.T) {
 			obj: withRV(service(func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.2", []string{"10.0.0.2"} })),
 			old: service(func(s *corev1.Service) { s.Spec.ClusterIP, s.Spec.ClusterIPs = "10.0.0.1", []string{"10.0.0.1"} }), gk: coreGK("Service"),
 			want: `Service "svc" is invalid: spec.clusterIPs[0]: Invalid value: ["10.0.0.2"]: may not change once set`},
+		{name: "local load balancer without a health check port, which the allocator fills in", obj: service(func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.AllocateLoadBalancerNodePorts = corev1.ServiceTypeLoadBalancer, ptr(true)
+			s.Spec.ExternalTrafficPolicy = corev1.ServiceExternalTrafficPolicyLocal
+		}), gk: coreGK("Service")},
+		{name: "health check port out of range", obj: service(func(s *corev1.Service) {
+			s.Spec.Type, s.Spec.AllocateLoadBalancerNodePorts = corev1.ServiceTypeLoadBalancer, ptr(true)
+			s.Spec.ExternalTrafficPolicy, s.Spec.HealthCheckNodePort = corev1.ServiceExternalTrafficPolicyLocal, 70000
+		}), gk: coreGK("Service"),
+			want: `Service "svc" is invalid: spec.healthCheckNodePort: Invalid value: 70000: must be between 1 and 65535, inclusive`},
 		{name: "status ingress on ClusterIP", op: status,
 			obj: withRV(service(func(s *corev1.Service) {
 				s.Status.LoadBalancer.Ingress = []corev1.LoadBalancerIngress{{IP: "1.2.3.4", IPMode: ptr(corev1.LoadBalancerIPModeVIP)}}
