@@ -36,6 +36,15 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
+		// kube's RBAC storage refuses an escalation before the object is
+		// validated: an invalid role that escalates is a 403, not a 422.
+		if check := op.Resource.WriteCheck; check != nil {
+			if err := check(r.Context(), op.Object, op.Old); err != nil {
+				status.Write(w, err)
+				return
+			}
+			op.WriteChecked = true
+		}
 		var err error
 		if op.Old == nil {
 			err = beforeCreate(op, time.Now())
