@@ -2,6 +2,7 @@ package jwt
 
 import (
 	"context"
+	"crypto"
 	"encoding/base64"
 	"fmt"
 	"net/http"
@@ -16,8 +17,10 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/zap"
 
+	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/internal/request"
+	sa "github.com/kpipe/kpipe/internal/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/jwt/jwttest"
 )
 
@@ -429,4 +432,51 @@ func TestDiscoveryIssuerMismatch(t *testing.T) {
 		err := a.HealthCheck()
 		return err != nil && strings.Contains(err.Error(), want)
 	})
+}
+
+func TestServiceAccountIssuerRefused(t *testing.T) {
+	tokens, err := sa.New(sa.Options{Issuer: "https://kubernetes.default.svc.cluster.local", PublicKeys: []crypto.PublicKey{jwttest.NewECKey(t, "").Private.Public()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &Config{Issuers: []Issuer{{
+		URL: "https://kubernetes.default.svc.cluster.local", Audiences: []string{"kpipe"},
+		ClaimMappings: ClaimMappings{Username: PrefixedClaim{Claim: "sub", Prefix: ptr("")}},
+	}}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	a, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err = a.Provision(&pipeline.Env{Log: zap.NewNop(), Context: ctx, Shared: &pipeline.Shared{ServiceAccounts: tokens}})
+	want := `issuers[0].url: Invalid value: "https://kubernetes.default.svc.cluster.local": URL must not overlap with disallowed issuers: [https://kubernetes.default.svc.cluster.local]`
+	if err == nil || err.Error() != want {
+		t.Fatalf("err = %v, want %s", err, want)
+	}
+}
+
+func TestTokenReviewAudiences(t *testing.T) {
+	iss := jwttest.NewIssuer(t, jwttest.NewRSAKey(t, "k1"))
+	a, _ := start(t, iss, nil)
+	a.apiAudiences = []string{"https://kubernetes.default.svc.cluster.local"}
+	tok := iss.Sign(t, valid(map[string]any{"uid": "u"}))
+	review := func(want ...string) (*auth.AudienceCheck, bool, error) {
+		check := &auth.AudienceCheck{Want: want}
+		r := httptest.NewRequestWithContext(auth.WithAudienceCheck(context.Background(), check), http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", "Bearer "+tok)
+		_, ok, err := a.AuthenticateRequest(r)
+		return check, ok, err
+	}
+	// kube's audience-agnostic wrapper: for the API's audiences, the
+	// token is the API's; for others it is not this authenticator's.
+	if check, ok, err := review("https://kubernetes.default.svc.cluster.local", "other"); !ok || err != nil || !reflect.DeepEqual(check.Matched, []string{"https://kubernetes.default.svc.cluster.local"}) {
+		t.Errorf("API audiences: ok %v err %v matched %v", ok, err, check.Matched)
+	}
+	if _, ok, err := review("other"); ok || err != nil {
+		t.Errorf("other audiences: ok %v err %v, want neither", ok, err)
+	}
 }
