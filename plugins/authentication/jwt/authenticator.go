@@ -35,9 +35,13 @@ var (
 	_ pipeline.Provisioner = (*Authenticator)(nil)
 )
 
-// New returns the authenticator of a validated config. It fetches nothing
-// until it is provisioned.
+// New returns the authenticator of a config, which it validates (and
+// compiles) if the builder has not. It fetches nothing until it is
+// provisioned.
 func New(c *Config) (*Authenticator, error) {
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
 	a := &Authenticator{issuers: map[string]*issuer{}, ttl: time.Duration(c.CacheTTL), latency: newLatency()}
 	for _, ic := range c.Issuers {
 		is := newIssuer(ic)
@@ -186,7 +190,7 @@ func (a *Authenticator) verify(ctx context.Context, is *issuer, token string) (a
 	if err != nil {
 		return auth.TokenResult{}, fmt.Errorf("oidc: verify token: %v", err)
 	}
-	u, err := is.user(c)
+	u, err := is.user(ctx, c)
 	if err != nil {
 		return auth.TokenResult{}, err
 	}

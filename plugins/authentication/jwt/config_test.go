@@ -90,19 +90,54 @@ func TestConfig(t *testing.T) {
 		{name: "no username", raw: one(func(m map[string]any) { delete(mappings(m), "username") }), wantKey: p + "issuers[0].claimMappings.username", wantMsg: "Required value: claim or expression is required"},
 		{name: "username without prefix", raw: one(func(m map[string]any) { mappings(m)["username"] = map[string]any{"claim": "sub"} }), wantKey: p + "issuers[0].claimMappings.username.prefix", wantMsg: "prefix is required when claim is set. It can be set to an empty string to disable prefixing"},
 		{name: "groups without prefix", raw: one(func(m map[string]any) { mappings(m)["groups"] = map[string]any{"claim": "groups"} }), wantKey: p + "issuers[0].claimMappings.groups.prefix", wantMsg: "prefix is required when claim is set"},
-		{name: "username expression", raw: one(func(m map[string]any) { mappings(m)["username"] = map[string]any{"expression": "claims.sub"} }), wantKey: p + "issuers[0].claimMappings.username.expression", wantMsg: "CEL expressions are not supported"},
+		{name: "CEL everywhere", raw: one(func(m map[string]any) {
+			mappings(m)["username"] = map[string]any{"expression": "claims.email"}
+			mappings(m)["groups"] = map[string]any{"expression": "claims.roles"}
+			mappings(m)["uid"] = map[string]any{"expression": "claims.sub"}
+			mappings(m)["extra"] = []any{map[string]any{"key": "example.com/tenant", "valueExpression": "claims.tenant"}}
+			m["claimValidationRules"] = []any{map[string]any{"expression": "claims.email_verified == true", "message": "verify your email"}}
+			m["userValidationRules"] = []any{map[string]any{"expression": "!user.username.startsWith('system:')", "message": "no system users"}}
+		})},
+		{name: "username expression with prefix", raw: one(func(m map[string]any) {
+			mappings(m)["username"] = map[string]any{"expression": "claims.sub", "prefix": "x:"}
+		}), wantKey: p + "issuers[0].claimMappings.username.prefix", wantMsg: "may not be specified when expression is set"},
 		{name: "username claim and expression", raw: one(func(m map[string]any) {
 			mappings(m)["username"] = map[string]any{"claim": "sub", "expression": "claims.sub"}
 		}), wantKey: p + "issuers[0].claimMappings.username", wantMsg: "claim and expression can't both be set"},
-		{name: "uid expression", raw: one(func(m map[string]any) { mappings(m)["uid"] = map[string]any{"expression": "claims.sub"} }), wantKey: p + "issuers[0].claimMappings.uid.expression", wantMsg: "CEL expressions are not supported"},
-		{name: "extra", raw: one(func(m map[string]any) {
-			mappings(m)["extra"] = []any{map[string]any{"key": "example.com/x", "valueExpression": "claims.x"}}
-		}), wantKey: p + "issuers[0].claimMappings.extra", wantMsg: "CEL expressions are not supported"},
-		{name: "user validation rules", raw: one(func(m map[string]any) {
-			m["userValidationRules"] = []any{map[string]any{"expression": "true"}}
-		}), wantKey: p + "issuers[0].userValidationRules", wantMsg: "CEL expressions are not supported"},
+		{name: "expression that does not compile", raw: one(func(m map[string]any) { mappings(m)["uid"] = map[string]any{"expression": "claims.sub +"} }),
+			wantKey: p + "issuers[0].claimMappings.uid.expression", wantMsg: `Invalid value: "claims.sub +": compilation failed: ERROR: <input>:1:13: Syntax error`},
+		{name: "email without email_verified", raw: one(func(m map[string]any) { mappings(m)["username"] = map[string]any{"expression": "claims.email"} }),
+			wantKey: p + "issuers[0].claimMappings.username.expression", wantMsg: "claims.email_verified must be used in claimMappings.username.expression or claimMappings.extra[*].valueExpression or claimValidationRules[*].expression when claims.email is used in claimMappings.username.expression"},
+		{name: "email with email_verified", raw: one(func(m map[string]any) {
+			mappings(m)["username"] = map[string]any{"expression": "claims.email_verified ? claims.email : ''"}
+		})},
+		{name: "extra key without domain", raw: one(func(m map[string]any) {
+			mappings(m)["extra"] = []any{map[string]any{"key": "tenant", "valueExpression": "claims.t"}}
+		}), wantKey: p + "issuers[0].claimMappings.extra[0].key", wantMsg: "domain-prefixed path"},
+		{name: "extra key uppercase", raw: one(func(m map[string]any) {
+			mappings(m)["extra"] = []any{map[string]any{"key": "example.com/Tenant", "valueExpression": "claims.t"}}
+		}), wantKey: p + "issuers[0].claimMappings.extra[0].key", wantMsg: "must be lowercase"},
+		{name: "extra key reserved", raw: one(func(m map[string]any) {
+			mappings(m)["extra"] = []any{map[string]any{"key": "authentication.kubernetes.io/x", "valueExpression": "claims.t"}}
+		}), wantKey: p + "issuers[0].claimMappings.extra[0].key", wantMsg: "k8s.io, kubernetes.io and their subdomains are reserved for Kubernetes use"},
+		{name: "extra without expression", raw: one(func(m map[string]any) {
+			mappings(m)["extra"] = []any{map[string]any{"key": "example.com/t"}}
+		}), wantKey: p + "issuers[0].claimMappings.extra[0].valueExpression", wantMsg: "Required value"},
+		{name: "user rule without expression", raw: one(func(m map[string]any) {
+			m["userValidationRules"] = []any{map[string]any{"message": "m"}}
+		}), wantKey: p + "issuers[0].userValidationRules[0].expression", wantMsg: "Required value"},
+		{name: "user rule not a bool", raw: one(func(m map[string]any) {
+			m["userValidationRules"] = []any{map[string]any{"expression": "user.username"}}
+		}), wantKey: p + "issuers[0].userValidationRules[0].expression", wantMsg: "must evaluate to bool"},
 		{name: "rule without claim", raw: one(func(m map[string]any) { m["claimValidationRules"] = []any{map[string]any{"requiredValue": "x"}} }), wantKey: p + "issuers[0].claimValidationRules[0]", wantMsg: "claim or expression is required"},
-		{name: "rule expression", raw: one(func(m map[string]any) { m["claimValidationRules"] = []any{map[string]any{"expression": "true"}} }), wantKey: p + "issuers[0].claimValidationRules[0].expression", wantMsg: "CEL expressions are not supported"},
+		{name: "rule expression not a bool", raw: one(func(m map[string]any) { m["claimValidationRules"] = []any{map[string]any{"expression": "claims.sub"}} }),
+			wantKey: p + "issuers[0].claimValidationRules[0].expression", wantMsg: `Invalid value: "claims.sub": must evaluate to bool`},
+		{name: "rule expression with requiredValue", raw: one(func(m map[string]any) {
+			m["claimValidationRules"] = []any{map[string]any{"expression": "true", "requiredValue": "x"}}
+		}), wantKey: p + "issuers[0].claimValidationRules[0].requiredValue", wantMsg: "may not be specified when expression is set"},
+		{name: "duplicate rule expression", raw: one(func(m map[string]any) {
+			m["claimValidationRules"] = []any{map[string]any{"expression": "true"}, map[string]any{"expression": "true"}}
+		}), wantKey: p + "issuers[0].claimValidationRules[1].expression", wantMsg: "Duplicate value"},
 		{name: "rule message with claim", raw: one(func(m map[string]any) {
 			m["claimValidationRules"] = []any{map[string]any{"claim": "hd", "message": "m"}}
 		}), wantKey: p + "issuers[0].claimValidationRules[0].message", wantMsg: "may not be specified when claim is set"},

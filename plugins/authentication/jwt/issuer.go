@@ -36,6 +36,7 @@ const (
 // issuer verifies the tokens of one configured issuer.
 type issuer struct {
 	cfg            Issuer
+	cel            *compiled
 	usernamePrefix string
 	groupsPrefix   string
 	audiences      map[string]bool
@@ -60,6 +61,10 @@ func newIssuer(c Issuer) *issuer {
 		now:               time.Now,
 		discoveryInterval: discoveryInterval,
 		minKeyRefresh:     minKeyRefresh,
+		cel:               c.cel,
+	}
+	if is.cel == nil {
+		is.cel = &compiled{}
 	}
 	if p := c.ClaimMappings.Username.Prefix; p != nil {
 		is.usernamePrefix = *p

@@ -480,3 +480,61 @@ func TestTokenReviewAudiences(t *testing.T) {
 		t.Errorf("other audiences: ok %v err %v, want neither", ok, err)
 	}
 }
+
+func TestCELMappings(t *testing.T) {
+	iss := jwttest.NewIssuer(t, jwttest.NewRSAKey(t, "k1"))
+	a, _ := start(t, iss, func(ic *Issuer) {
+		ic.ClaimMappings = ClaimMappings{
+			Username: PrefixedClaim{Expression: "claims.email_verified ? 'oidc:' + claims.email : ''"},
+			Groups:   PrefixedClaim{Expression: "has(claims.roles) ? claims.roles.map(r, 'role:' + r) : []"},
+			UID:      ClaimOrExpression{Expression: "string(claims.sub)"},
+			Extra: []ExtraMapping{
+				{Key: "example.com/tenant", ValueExpression: "has(claims.tenant) ? claims.tenant : ''"},
+				{Key: "example.com/tags", ValueExpression: "has(claims.tags) ? claims.tags : null"},
+			},
+		}
+		ic.ClaimValidationRules = []ClaimValidationRule{{Expression: "claims.sub != 'blocked'", Message: "blocked subject"}}
+		ic.UserValidationRules = []UserValidationRule{{Expression: "!user.username.startsWith('oidc:system')", Message: "no system users"}}
+	})
+	tests := []struct {
+		name    string
+		claims  map[string]any
+		want    *request.User
+		wantErr string
+	}{
+		{
+			name:   "every mapping",
+			claims: map[string]any{"email": "a@example.com", "email_verified": true, "roles": []string{"dev", "ops"}, "tenant": "t1", "tags": []string{"x", "", "y"}},
+			want: &request.User{Name: "oidc:a@example.com", UID: "alice", Groups: []string{"role:dev", "role:ops"},
+				Extra: map[string][]string{"example.com/tenant": {"t1"}, "example.com/tags": {"x", "y"}}},
+		},
+		{
+			name:   "empty values are no groups or extra",
+			claims: map[string]any{"email": "a@example.com", "email_verified": true},
+			want:   &request.User{Name: "oidc:a@example.com", UID: "alice"},
+		},
+		{name: "empty username", claims: map[string]any{"email": "a@example.com", "email_verified": false}, wantErr: "oidc: empty username via CEL expression is not allowed"},
+		{name: "evaluation error", claims: map[string]any{"email_verified": true}, wantErr: "oidc: error evaluating username claim expression: expression 'claims.email_verified ? 'oidc:' + claims.email : ''' resulted in error: no such key: email"},
+		{name: "groups not strings", claims: map[string]any{"email": "a@example.com", "email_verified": true, "roles": []int{1}}, wantErr: "oidc: error evaluating group claim expression"},
+		{name: "extra not strings", claims: map[string]any{"email": "a@example.com", "email_verified": true, "tags": 3}, wantErr: "oidc: error evaluating extra claim expression: has(claims.tags) ? claims.tags : null: expression must return a string or a list of strings"},
+		{name: "claim rule fails", claims: map[string]any{"sub": "blocked", "email": "a@example.com", "email_verified": true}, wantErr: "oidc: error evaluating claim validation expression: validation expression 'claims.sub != 'blocked'' failed: blocked subject"},
+		{name: "user rule fails", claims: map[string]any{"email": "system@example.com", "email_verified": true}, wantErr: "oidc: error evaluating user info validation rule: validation expression '!user.username.startsWith('oidc:system')' failed: no system users"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			u, ok, err := authn(a, iss.Sign(t, valid(tt.claims)))
+			if tt.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil || !ok {
+				t.Fatalf("ok %v err %v", ok, err)
+			}
+			if !reflect.DeepEqual(u, tt.want) {
+				t.Errorf("user = %+v, want %+v", u, tt.want)
+			}
+		})
+	}
+}

@@ -54,11 +54,23 @@ type Issuer struct {
 	ClaimMappings ClaimMappings `koanf:"claimMappings"`
 	// ClaimValidationRules are claims that must hold a given value.
 	ClaimValidationRules []ClaimValidationRule `koanf:"claimValidationRules"`
-	// UserValidationRules (CEL) are not supported; kept so the key is
-	// refused with a clear message.
-	UserValidationRules []any `koanf:"userValidationRules"`
+	// UserValidationRules are CEL expressions on the mapped user.
+	UserValidationRules []UserValidationRule `koanf:"userValidationRules"`
 
-	caPEM []byte // the CA, read by Validate
+	caPEM []byte    // the CA, read by Validate
+	cel   *compiled // the expressions, compiled by Validate
+}
+
+// UserValidationRule is kube's UserValidationRule.
+type UserValidationRule struct {
+	Expression string `koanf:"expression"`
+	Message    string `koanf:"message"`
+}
+
+// ExtraMapping is kube's ExtraMapping.
+type ExtraMapping struct {
+	Key             string `koanf:"key"`
+	ValueExpression string `koanf:"valueExpression"`
 }
 
 // ClaimMappings are kube's claimMappings.
@@ -66,8 +78,7 @@ type ClaimMappings struct {
 	Username PrefixedClaim     `koanf:"username"`
 	Groups   PrefixedClaim     `koanf:"groups"`
 	UID      ClaimOrExpression `koanf:"uid"`
-	// Extra (CEL) is not supported; kept so the key is refused clearly.
-	Extra []any `koanf:"extra"`
+	Extra    []ExtraMapping    `koanf:"extra"`
 }
 
 // PrefixedClaim is kube's PrefixedClaimOrExpression.
@@ -94,9 +105,6 @@ type ClaimValidationRule struct {
 }
 
 func defaultConfig() *Config { return &Config{CacheTTL: 10 * time.Second} }
-
-// noCEL is the message for the CEL fields kpipe does not evaluate.
-const noCEL = "CEL expressions are not supported by kpipe's jwt authenticator; use claim"
 
 // Validate implements pipeline.Validator: kube's structured
 // authentication configuration rules, with the first error reported
@@ -159,9 +167,7 @@ func (is *Issuer) validate(p *field.Path) field.ErrorList {
 	errs = append(errs, is.loadCA(p.Child("certificateAuthority"))...)
 	errs = append(errs, validateClaimRules(is.ClaimValidationRules, p.Child("claimValidationRules"))...)
 	errs = append(errs, validateMappings(&is.ClaimMappings, p.Child("claimMappings"))...)
-	if len(is.UserValidationRules) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("userValidationRules"), noCEL))
-	}
+	errs = append(errs, is.validateCEL(p)...)
 	return errs
 }
 
@@ -255,7 +261,9 @@ func validateClaimRules(rules []ClaimValidationRule, p *field.Path) field.ErrorL
 			}
 			seen[r.Claim] = true
 		default:
-			errs = append(errs, field.Forbidden(p.Child("expression"), noCEL))
+			if r.RequiredValue != "" {
+				errs = append(errs, field.Invalid(p.Child("requiredValue"), r.RequiredValue, "may not be specified when expression is set"))
+			}
 		}
 	}
 	return errs
@@ -268,11 +276,6 @@ func validateMappings(m *ClaimMappings, p *field.Path) field.ErrorList {
 	switch {
 	case m.UID.Claim != "" && m.UID.Expression != "":
 		errs = append(errs, field.Invalid(p.Child("uid"), "", "claim and expression can't both be set"))
-	case m.UID.Expression != "":
-		errs = append(errs, field.Forbidden(p.Child("uid", "expression"), noCEL))
-	}
-	if len(m.Extra) > 0 {
-		errs = append(errs, field.Forbidden(p.Child("extra"), noCEL))
 	}
 	return errs
 }
@@ -284,7 +287,9 @@ func validatePrefixed(m PrefixedClaim, p *field.Path, required bool) field.Error
 	case m.Expression == "" && m.Claim == "" && required:
 		return field.ErrorList{field.Required(p, "claim or expression is required")}
 	case m.Expression != "":
-		return field.ErrorList{field.Forbidden(p.Child("expression"), noCEL)}
+		if m.Prefix != nil {
+			return field.ErrorList{field.Invalid(p.Child("prefix"), *m.Prefix, "may not be specified when expression is set")}
+		}
 	case m.Claim != "" && m.Prefix == nil:
 		return field.ErrorList{field.Required(p.Child("prefix"), "prefix is required when claim is set. It can be set to an empty string to disable prefixing")}
 	}

@@ -12,6 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
+
 	"github.com/kpipe/kpipe/internal/request"
 )
 
@@ -159,25 +162,48 @@ func (is *issuer) verifyToken(ctx context.Context, ks *keySet, raw string) (clai
 	return c, std.Expiry.Time, nil
 }
 
-// user maps verified claims to the user, as kube's claimMappings, then
-// checks the claim validation rules.
-func (is *issuer) user(c claims) (*request.User, error) {
+// user maps verified claims to the user, as kube's claimMappings (a
+// claim, or a CEL expression), then checks the claim and user
+// validation rules.
+func (is *issuer) user(ctx context.Context, c claims) (*request.User, error) {
 	m := is.cfg.ClaimMappings
-	var name string
-	if err := c.unmarshalClaim(m.Username.Claim, &name); err != nil {
-		return nil, fmt.Errorf("oidc: parse username claims %q: %v", m.Username.Claim, err)
-	}
-	if m.Username.Claim == "email" && c.has("email_verified") {
-		// OpenID Connect: an email is the user's only once verified.
-		var verified bool
-		if err := c.unmarshalClaim("email_verified", &verified); err != nil {
-			return nil, fmt.Errorf("oidc: parse 'email_verified' claim: %v", err)
-		}
-		if !verified {
-			return nil, errors.New("oidc: email not verified")
+	x := is.cel
+	var cv ref.Val
+	if x.usesClaims() {
+		var err error
+		if cv, err = claimsValue(c); err != nil {
+			return nil, fmt.Errorf("oidc: %w", err)
 		}
 	}
-	u := &request.User{Name: is.usernamePrefix + name}
+	u := &request.User{}
+	if x.username != nil {
+		out, err := x.username.eval(ctx, claimsVar, cv)
+		if err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating username claim expression: %w", err)
+		}
+		if out.Type() != types.StringType {
+			return nil, errors.New("oidc: error evaluating username claim expression: username claim expression must return a string")
+		}
+		if u.Name = out.Value().(string); u.Name == "" {
+			return nil, errors.New("oidc: empty username via CEL expression is not allowed")
+		}
+	} else {
+		var name string
+		if err := c.unmarshalClaim(m.Username.Claim, &name); err != nil {
+			return nil, fmt.Errorf("oidc: parse username claims %q: %v", m.Username.Claim, err)
+		}
+		if m.Username.Claim == "email" && c.has("email_verified") {
+			// OpenID Connect: an email is the user's only once verified.
+			var verified bool
+			if err := c.unmarshalClaim("email_verified", &verified); err != nil {
+				return nil, fmt.Errorf("oidc: parse 'email_verified' claim: %v", err)
+			}
+			if !verified {
+				return nil, errors.New("oidc: email not verified")
+			}
+		}
+		u.Name = is.usernamePrefix + name
+	}
 	if g := m.Groups.Claim; g != "" && c.has(g) {
 		var groups stringOrList
 		if err := c.unmarshalClaim(g, &groups); err != nil {
@@ -187,19 +213,60 @@ func (is *issuer) user(c claims) (*request.User, error) {
 			groups[i] = is.groupsPrefix + groups[i]
 		}
 		u.Groups = groups
+	} else if x.groups != nil {
+		out, err := x.groups.eval(ctx, claimsVar, cv)
+		if err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating group claim expression: %w", err)
+		}
+		if u.Groups, err = stringList(out); err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating group claim expression: %w", err)
+		}
 	}
 	if uc := m.UID.Claim; uc != "" {
 		if err := c.unmarshalClaim(uc, &u.UID); err != nil {
 			return nil, fmt.Errorf("oidc: parse uid claim %q: %w", uc, err)
 		}
+	} else if x.uid != nil {
+		out, err := x.uid.eval(ctx, claimsVar, cv)
+		if err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating uid claim expression: %w", err)
+		}
+		if out.Type() != types.StringType {
+			return nil, errors.New("oidc: error evaluating uid claim expression: uid claim expression must return a string")
+		}
+		u.UID = out.Value().(string)
 	}
+	extra := map[string][]string{}
 	if c.has("jti") {
 		var jti string
 		if c.unmarshalClaim("jti", &jti) == nil && jti != "" {
-			u.Extra = map[string][]string{credentialIDKey: {"JTI=" + jti}}
+			extra[credentialIDKey] = []string{"JTI=" + jti}
 		}
 	}
+	outs := make([]ref.Val, len(x.extra))
+	for i, e := range x.extra {
+		out, err := e.eval(ctx, claimsVar, cv)
+		if err != nil {
+			return nil, err
+		}
+		outs[i] = out
+	}
+	for i, e := range x.extra {
+		vals, err := stringList(outs[i])
+		if err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating extra claim expression: %s: %w", e.src, err)
+		}
+		if len(vals) > 0 {
+			extra[e.key] = vals
+		}
+	}
+	if len(extra) > 0 {
+		u.Extra = extra
+	}
 	for _, r := range is.cfg.ClaimValidationRules {
+		if r.Claim == "" {
+			continue
+		}
 		if !c.has(r.Claim) {
 			return nil, fmt.Errorf("oidc: required claim %s not present in ID token", r.Claim)
 		}
@@ -209,6 +276,16 @@ func (is *issuer) user(c claims) (*request.User, error) {
 		}
 		if v != r.RequiredValue {
 			return nil, fmt.Errorf("oidc: required claim %s value does not match. Got = %s, want = %s", r.Claim, v, r.RequiredValue)
+		}
+	}
+	if len(x.claimRules) > 0 {
+		if err := checkRules(ctx, x.claimRules, claimsVar, cv); err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating claim validation expression: %w", err)
+		}
+	}
+	if len(x.userRules) > 0 {
+		if err := checkRules(ctx, x.userRules, userVar, userValue(u)); err != nil {
+			return nil, fmt.Errorf("oidc: error evaluating user info validation rule: %w", err)
 		}
 	}
 	return u, nil
