@@ -30,10 +30,10 @@ const (
 	ns       = "jwt-e2e"
 )
 
-// startWithIssuer starts a server whose authenticators are x509, the
-// service-account one, jwt (for iss, its CA given as a file) and
-// anonymous.
-func startWithIssuer(t *testing.T, iss *jwttest.Issuer) *testserver.TestServer {
+// startWithIssuers starts a server whose authenticators are x509, the
+// service-account one, jwt and anonymous. jwt trusts iss (its CA given
+// as a file) with claim mappings, and ci (its CA inline) with CEL ones.
+func startWithIssuers(t *testing.T, iss, ci *jwttest.Issuer) *testserver.TestServer {
 	t.Helper()
 	caFile := filepath.Join(t.TempDir(), "oidc-ca.pem")
 	if err := os.WriteFile(caFile, iss.CAPEM, 0o600); err != nil {
@@ -56,6 +56,17 @@ func startWithIssuer(t *testing.T, iss *jwttest.Issuer) *testserver.TestServer {
 						"groups":   map[string]any{"claim": "groups", "prefix": "oidc:"},
 						"uid":      map[string]any{"claim": "uid"},
 					},
+				}, map[string]any{
+					"url":                  ci.URL,
+					"audiences":            []any{"other", audience},
+					"audienceMatchPolicy":  "MatchAny",
+					"certificateAuthority": string(ci.CAPEM),
+					"claimMappings": map[string]any{
+						"username": map[string]any{"expression": "'ci:' + claims.sub"},
+						"groups":   map[string]any{"expression": "claims.pipelines.map(p, 'pipeline:' + p)"},
+						"extra":    []any{map[string]any{"key": "example.com/repository", "valueExpression": "claims.repository"}},
+					},
+					"claimValidationRules": []any{map[string]any{"expression": "claims.ref == 'refs/heads/main'", "message": "only the main branch"}},
 				}}}},
 				map[string]any{"name": "anonymous"},
 			}}
@@ -119,7 +130,8 @@ func wantUnauthorized(t *testing.T, what string, code int, body []byte) {
 // each server start costs the whole package time.
 func TestJWTAuthenticator(t *testing.T) {
 	iss := jwttest.NewIssuer(t, jwttest.NewRSAKey(t, "key-1"))
-	ts := startWithIssuer(t, iss)
+	ci := jwttest.NewIssuer(t, jwttest.NewECKey(t, "ci-1"))
+	ts := startWithIssuers(t, iss, ci)
 	raw := e2eutil.RawClient(t, ts, nil)
 	alice := iss.Sign(t, claims("alice", map[string]any{"groups": []string{"devs"}}))
 
@@ -152,6 +164,32 @@ func TestJWTAuthenticator(t *testing.T) {
 			t.Fatal(err, out)
 		}
 		e2eutil.MustContain(t, "kubectl auth whoami", out, "oidc:alice", "[oidc:devs system:authenticated]")
+	})
+
+	t.Run("a second issuer with CEL mappings", func(t *testing.T) {
+		build := ci.Sign(t, map[string]any{"sub": "build-7", "aud": audience, "exp": time.Now().Add(time.Hour).Unix(),
+			"pipelines": []string{"release", "test"}, "repository": "kpipe/kpipe", "ref": "refs/heads/main"})
+		e2eutil.Eventually(t, 15*time.Second, "the second issuer's token to authenticate", func() bool {
+			code, _ := e2eutil.Do(t, raw, ts, "/version", build)
+			return code == http.StatusOK
+		})
+		out, err := kubectlAs(t, tokenKubeconfig(t, ts, build), "auth", "whoami", "-o", "json")
+		if err != nil {
+			t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
+		}
+		var who authenticationv1.SelfSubjectReview
+		if err := json.Unmarshal([]byte(out), &who); err != nil {
+			t.Fatalf("whoami output: %v\n%s", err, out)
+		}
+		ui := who.Status.UserInfo
+		if ui.Username != "ci:build-7" || !slices.Equal(ui.Groups, []string{"pipeline:release", "pipeline:test", "system:authenticated"}) ||
+			!slices.Equal(ui.Extra["example.com/repository"], authenticationv1.ExtraValue{"kpipe/kpipe"}) {
+			t.Errorf("user = %+v", ui)
+		}
+		branch := ci.Sign(t, map[string]any{"sub": "build-8", "aud": audience, "exp": time.Now().Add(time.Hour).Unix(),
+			"pipelines": []string{"test"}, "repository": "kpipe/kpipe", "ref": "refs/heads/feature"})
+		code, body := e2eutil.Do(t, raw, ts, "/version", branch)
+		wantUnauthorized(t, "a token failing the claim validation rule", code, body)
 	})
 
 	t.Run("RBAC on the mapped group", func(t *testing.T) {
