@@ -125,7 +125,7 @@ func claimsValue(c claims) (ref.Val, error) {
 		}
 		m[k] = v
 	}
-	return types.DefaultTypeAdapter.NativeToValue(m), nil
+	return wrapUnescape(types.DefaultTypeAdapter.NativeToValue(m)), nil
 }
 
 // eval runs e with name bound to v, with kube's error.

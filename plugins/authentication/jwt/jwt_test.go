@@ -491,6 +491,8 @@ func TestCELMappings(t *testing.T) {
 			Extra: []ExtraMapping{
 				{Key: "example.com/tenant", ValueExpression: "has(claims.tenant) ? claims.tenant : ''"},
 				{Key: "example.com/tags", ValueExpression: "has(claims.tags) ? claims.tags : null"},
+				{Key: "example.com/org", ValueExpression: "has(claims.example__dot__com__slash__org) ? claims.example__dot__com__slash__org : ''"},
+				{Key: "example.com/team", ValueExpression: "has(claims.nested) ? claims.nested[0].team__dash__name : ''"},
 			},
 		}
 		ic.ClaimValidationRules = []ClaimValidationRule{{Expression: "claims.sub != 'blocked'", Message: "blocked subject"}}
@@ -503,10 +505,11 @@ func TestCELMappings(t *testing.T) {
 		wantErr string
 	}{
 		{
-			name:   "every mapping",
-			claims: map[string]any{"email": "a@example.com", "email_verified": true, "roles": []string{"dev", "ops"}, "tenant": "t1", "tags": []string{"x", "", "y"}},
+			name: "every mapping",
+			claims: map[string]any{"email": "a@example.com", "email_verified": true, "roles": []string{"dev", "ops"}, "tenant": "t1", "tags": []string{"x", "", "y"},
+				"example.com/org": "acme", "nested": []any{map[string]any{"team-name": "blue"}}},
 			want: &request.User{Name: "oidc:a@example.com", UID: "alice", Groups: []string{"role:dev", "role:ops"},
-				Extra: map[string][]string{"example.com/tenant": {"t1"}, "example.com/tags": {"x", "y"}}},
+				Extra: map[string][]string{"example.com/tenant": {"t1"}, "example.com/tags": {"x", "y"}, "example.com/org": {"acme"}, "example.com/team": {"blue"}}},
 		},
 		{
 			name:   "empty values are no groups or extra",
