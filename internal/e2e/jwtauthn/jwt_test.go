@@ -136,7 +136,8 @@ func TestJWTAuthenticator(t *testing.T) {
 	alice := iss.Sign(t, claims("alice", map[string]any{"groups": []string{"devs"}}))
 
 	// The issuer is discovered in the background once the stage is built;
-	// the server does not wait for it, as kube's.
+	// the server waits a moment for it, but is ready without it, as
+	// kube's.
 	e2eutil.Eventually(t, 15*time.Second, "the issuer's token to authenticate", func() bool {
 		code, _ := e2eutil.Do(t, raw, ts, "/version", alice)
 		return code == http.StatusOK

@@ -99,8 +99,26 @@ func (a *Authenticator) Provision(env *pipeline.Env) error {
 	for _, is := range a.order {
 		go is.run(ctx, log)
 	}
+	// Wait, briefly, for each issuer's first discovery, so that an
+	// authenticator built by a reload takes over with its keys, as kube
+	// waits for a reloaded one; an issuer that is down or slow is not
+	// waited for longer, and keeps being tried.
+	deadline := time.NewTimer(firstDiscoveryWait)
+	defer deadline.Stop()
+	for _, is := range a.order {
+		select {
+		case <-is.tried:
+		case <-deadline.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
 	return nil
 }
+
+// firstDiscoveryWait bounds how long Provision waits for the issuers.
+const firstDiscoveryWait = 3 * time.Second
 
 // HealthCheck is kube's: nil once every issuer has been reached. It is not
 // a /readyz check, as in kube, where the server serves while an issuer is

@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -45,6 +46,7 @@ type issuer struct {
 
 	client *http.Client
 	keys   atomic.Pointer[keySet] // nil until discovery succeeded
+	tried  chan struct{}          // closed once discovery was first tried
 	health atomic.Pointer[error]  // the last discovery error, nil when reached
 
 	now               func() time.Time
@@ -62,6 +64,7 @@ func newIssuer(c Issuer) *issuer {
 		discoveryInterval: discoveryInterval,
 		minKeyRefresh:     minKeyRefresh,
 		cel:               c.cel,
+		tried:             make(chan struct{}),
 	}
 	if is.cel == nil {
 		is.cel = &compiled{}
@@ -104,6 +107,8 @@ func issuerHash(s string) string {
 func (is *issuer) run(ctx context.Context, log *zap.Logger) {
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var once sync.Once
+	defer once.Do(func() { close(is.tried) })
 	for {
 		select {
 		case <-ctx.Done():
@@ -120,6 +125,7 @@ func (is *issuer) run(ctx context.Context, log *zap.Logger) {
 			}
 			is.keys.Store(ks)
 			is.health.Store(nil)
+			once.Do(func() { close(is.tried) })
 			log.Info("jwt authenticator: issuer discovered", zap.String("issuer", is.cfg.URL), zap.String("jwks_uri", jwksURL))
 			return
 		}
@@ -128,6 +134,7 @@ func (is *issuer) run(ctx context.Context, log *zap.Logger) {
 		}
 		log.Error("jwt authenticator: initializing issuer", zap.String("issuer", is.cfg.URL), zap.Error(err))
 		is.health.Store(&err)
+		once.Do(func() { close(is.tried) })
 		t.Reset(is.discoveryInterval)
 	}
 }

@@ -57,7 +57,10 @@ func start(t *testing.T, iss *jwttest.Issuer, change func(*Issuer)) (*Authentica
 	if err := a.Provision(&pipeline.Env{Log: zap.NewNop(), Metrics: reg, Context: ctx}); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "discovery", func() bool { return a.HealthCheck() == nil })
+	// Provision waited for the first discovery.
+	if err := a.HealthCheck(); err != nil {
+		t.Fatalf("after Provision: %v", err)
+	}
 	return a, reg
 }
 
