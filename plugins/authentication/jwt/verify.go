@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"strings"
@@ -78,7 +77,8 @@ func (a *audience) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// numericDate is a JWT time: seconds since the epoch, maybe fractional.
+// numericDate is a JWT time: seconds since the epoch, as an integer or a
+// number whose fraction is dropped (go-oidc's, which kube uses).
 type numericDate struct{ time.Time }
 
 func (d *numericDate) UnmarshalJSON(b []byte) error {
@@ -86,12 +86,15 @@ func (d *numericDate) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &n); err != nil {
 		return err
 	}
-	f, err := n.Float64()
+	sec, err := n.Int64()
 	if err != nil {
-		return err
+		f, ferr := n.Float64()
+		if ferr != nil {
+			return ferr
+		}
+		sec = int64(f)
 	}
-	sec, frac := math.Modf(f)
-	d.Time = time.Unix(int64(sec), int64(frac*1e9))
+	d.Time = time.Unix(sec, 0)
 	return nil
 }
 
