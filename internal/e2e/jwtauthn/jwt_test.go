@@ -2,7 +2,9 @@ package jwtauthn
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -32,8 +34,9 @@ const (
 
 // startWithIssuers starts a server whose authenticators are x509, the
 // service-account one, jwt and anonymous. jwt trusts iss (its CA given
-// as a file) with claim mappings, and ci (its CA inline) with CEL ones.
-func startWithIssuers(t *testing.T, iss, ci *jwttest.Issuer) *testserver.TestServer {
+// as a file) with claim mappings, ci (its CA inline) with CEL ones, and
+// down, an issuer nothing answers at.
+func startWithIssuers(t *testing.T, iss, ci *jwttest.Issuer, down string) *testserver.TestServer {
 	t.Helper()
 	caFile := filepath.Join(t.TempDir(), "oidc-ca.pem")
 	if err := os.WriteFile(caFile, iss.CAPEM, 0o600); err != nil {
@@ -67,6 +70,10 @@ func startWithIssuers(t *testing.T, iss, ci *jwttest.Issuer) *testserver.TestSer
 						"extra":    []any{map[string]any{"key": "example.com/repository", "valueExpression": "claims.repository"}},
 					},
 					"claimValidationRules": []any{map[string]any{"expression": "claims.ref == 'refs/heads/main'", "message": "only the main branch"}},
+				}, map[string]any{
+					"url":           down,
+					"audiences":     []any{audience},
+					"claimMappings": map[string]any{"username": map[string]any{"claim": "sub", "prefix": ""}},
 				}}}},
 				map[string]any{"name": "anonymous"},
 			}}
@@ -131,7 +138,8 @@ func wantUnauthorized(t *testing.T, what string, code int, body []byte) {
 func TestJWTAuthenticator(t *testing.T) {
 	iss := jwttest.NewIssuer(t, jwttest.NewRSAKey(t, "key-1"))
 	ci := jwttest.NewIssuer(t, jwttest.NewECKey(t, "ci-1"))
-	ts := startWithIssuers(t, iss, ci)
+	down := "https://127.0.0.1:" + testserver.FreePorts(t, 1)[0]
+	ts := startWithIssuers(t, iss, ci, down)
 	raw := e2eutil.RawClient(t, ts, nil)
 	alice := iss.Sign(t, claims("alice", map[string]any{"groups": []string{"devs"}}))
 
@@ -294,6 +302,35 @@ func TestJWTAuthenticator(t *testing.T) {
 		}
 		if rv.Status.Authenticated || rv.Status.Error == "" || strings.Contains(rv.Status.Error, "oidc") {
 			t.Errorf("status = %+v; want the service-account authenticator's error only", rv.Status)
+		}
+	})
+
+	t.Run("an issuer that is down fails its tokens alone", func(t *testing.T) {
+		// The server is ready (testserver waited for /readyz) with an
+		// issuer it never reached, as kube-apiserver.
+		tok := jwttest.SignWith(t, jwttest.NewRSAKey(t, "x"), claims("mallory", map[string]any{"iss": down}))
+		code, body := e2eutil.Do(t, raw, ts, "/version", tok)
+		wantUnauthorized(t, "a token of an issuer that is down", code, body)
+		admin := e2eutil.Clientset(t, ts.Config)
+		tr, err := admin.AuthenticationV1().TokenReviews().Create(context.Background(), &authenticationv1.TokenReview{Spec: authenticationv1.TokenReviewSpec{Token: tok}}, metav1.CreateOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if tr.Status.Authenticated || tr.Status.Error != "oidc: authenticator not initialized" {
+			t.Errorf("status = %+v", tr.Status)
+		}
+	})
+
+	t.Run("kube's latency metric per issuer", func(t *testing.T) {
+		code, body := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
+		if code != http.StatusOK {
+			t.Fatalf("/metrics: %d", code)
+		}
+		for _, u := range []string{iss.URL, ci.URL} {
+			hash := fmt.Sprintf("sha256:%x", sha256.Sum256([]byte(u)))
+			for _, result := range []string{"success", "failure"} {
+				e2eutil.MustContain(t, "/metrics", body, `apiserver_authentication_jwt_authenticator_latency_seconds_count{jwt_issuer_hash="`+hash+`",result="`+result+`"}`)
+			}
 		}
 	})
 
