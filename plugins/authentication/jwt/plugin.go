@@ -50,9 +50,10 @@ type Issuer struct {
 	// CertificateAuthority verifies the issuer's TLS certificate: PEM
 	// inline (kube's field) or the path of a PEM file. Empty: system roots.
 	CertificateAuthority string `koanf:"certificateAuthority"`
-	// ClaimMappings map the claims to the user.
+	// ClaimMappings map the claims to the user, by claim or CEL.
 	ClaimMappings ClaimMappings `koanf:"claimMappings"`
-	// ClaimValidationRules are claims that must hold a given value.
+	// ClaimValidationRules are claims that must hold a given value, or
+	// CEL expressions on the claims that must be true.
 	ClaimValidationRules []ClaimValidationRule `koanf:"claimValidationRules"`
 	// UserValidationRules are CEL expressions on the mapped user.
 	UserValidationRules []UserValidationRule `koanf:"userValidationRules"`
