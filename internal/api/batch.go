@@ -1,0 +1,140 @@
+package api
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	batchv1 "k8s.io/api/batch/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	kval "github.com/kpipe/kpipe/internal/api/validation"
+)
+
+// Warner is implemented by strategies that warn about what they accept,
+// as kube's WarningsOnCreate and WarningsOnUpdate: the validate stage
+// sends the warnings once the object is valid.
+type Warner interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
+// jobStrategy is kube's Job strategy: a generated selector and template
+// labels on create, status reset, generation on spec changes.
+type jobStrategy struct{ Generic }
+
+func newJobStrategy() jobStrategy {
+	return jobStrategy{Generic{HasStatus: true, Generation: true, Create: func(obj runtime.Object) {
+		generateJobSelector(obj.(*batchv1.Job))
+	}}}
+}
+
+var _ Warner = jobStrategy{}
+
+// generateJobSelector gives a Job without manualSelector the selector
+// {batch.kubernetes.io/controller-uid: <uid>} and labels its pod template
+// with its name and uid, old and new label names both. Labels the client
+// set are kept: validation then rejects them if they do not match.
+func generateJobSelector(j *batchv1.Job) {
+	if j.Spec.ManualSelector != nil && *j.Spec.ManualSelector {
+		return
+	}
+	if j.Spec.Template.Labels == nil {
+		j.Spec.Template.Labels = map[string]string{}
+	}
+	l := j.Spec.Template.Labels
+	for _, k := range []string{kval.LegacyJobNameLabel, kval.JobNameLabel} {
+		if _, ok := l[k]; !ok {
+			l[k] = j.Name
+		}
+	}
+	for _, k := range []string{kval.LegacyJobControllerUIDLabel, kval.JobControllerUIDLabel} {
+		if _, ok := l[k]; !ok {
+			l[k] = string(j.UID)
+		}
+	}
+	if j.Spec.Selector == nil {
+		j.Spec.Selector = &metav1.LabelSelector{}
+	}
+	if j.Spec.Selector.MatchLabels == nil {
+		j.Spec.Selector.MatchLabels = map[string]string{}
+	}
+	if _, ok := j.Spec.Selector.MatchLabels[kval.JobControllerUIDLabel]; !ok {
+		j.Spec.Selector.MatchLabels[kval.JobControllerUIDLabel] = string(j.UID)
+	}
+}
+
+// WarningsOnCreate implements Warner.
+func (jobStrategy) WarningsOnCreate(obj runtime.Object) []string {
+	j := obj.(*batchv1.Job)
+	return append(nameWarnings(j.Name), jobSpecWarnings("spec", &j.Spec)...)
+}
+
+// WarningsOnUpdate implements Warner.
+func (jobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
+	j, o := obj.(*batchv1.Job), old.(*batchv1.Job)
+	if j.Generation == o.Generation {
+		return nil
+	}
+	return jobSpecWarnings("spec", &j.Spec)
+}
+
+// nameWarnings: the names of pods come from a Job's or CronJob's name.
+func nameWarnings(name string) []string {
+	if msgs := validation.IsDNS1123Label(name); len(msgs) != 0 {
+		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}
+	}
+	return nil
+}
+
+// jobSpecWarnings is kube's WarningsForJobSpec, without the pod template's
+// warnings.
+func jobSpecWarnings(path string, s *batchv1.JobSpec) []string {
+	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
+		return nil
+	}
+	if deref(s.Completions) > 100_000 && deref(s.Parallelism) > 10_000 {
+		return []string{path + ": In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"}
+	}
+	return nil
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+func jobFields(obj runtime.Object) fields.Set {
+	return fields.Set{"status.successful": strconv.Itoa(int(obj.(*batchv1.Job).Status.Succeeded))}
+}
+
+// cronJobStrategy is kube's CronJob strategy: status reset, generation on
+// spec changes, and the warnings.
+type cronJobStrategy struct{ Generic }
+
+var _ Warner = cronJobStrategy{}
+
+// WarningsOnCreate implements Warner.
+func (cronJobStrategy) WarningsOnCreate(obj runtime.Object) []string {
+	c := obj.(*batchv1.CronJob)
+	return append(nameWarnings(c.Name), jobSpecWarnings("spec.jobTemplate.spec", &c.Spec.JobTemplate.Spec)...)
+}
+
+// WarningsOnUpdate implements Warner. The path in the TZ warning is
+// kube's, "spec.spec.schedule".
+func (cronJobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
+	c, o := obj.(*batchv1.CronJob), old.(*batchv1.CronJob)
+	var ws []string
+	if c.Generation != o.Generation {
+		ws = jobSpecWarnings("spec.jobTemplate.spec", &c.Spec.JobTemplate.Spec)
+	}
+	if strings.Contains(c.Spec.Schedule, "TZ") {
+		ws = append(ws, "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
+	}
+	return ws
+}
