@@ -275,7 +275,9 @@ func TestCronJob(t *testing.T) {
 			c.Spec.JobTemplate.Spec.ManualSelector = ptr(true)
 		}), gk: gk,
 			want: "CronJob.batch \"hello\" is invalid: [spec.jobTemplate.spec.selector: Invalid value: {\"matchLabels\":{\"a\":\"b\"}}: `selector` will be auto-generated, spec.jobTemplate.spec.manualSelector: Unsupported value: true: supported values: \"nil\", \"false\"]"},
-		{name: "template restart policy", obj: cronJob(func(c *batchv1.CronJob) { c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways }), gk: gk,
+		{name: "template restart policy", obj: cronJob(func(c *batchv1.CronJob) {
+			c.Spec.JobTemplate.Spec.Template.Spec.RestartPolicy = corev1.RestartPolicyAlways
+		}), gk: gk,
 			want: `CronJob.batch "hello" is invalid: spec.jobTemplate.spec.template.spec.restartPolicy: Required value: valid values: "OnFailure", "Never"`},
 		{name: "update keeps a TZ schedule", op: update,
 			old: cronJob(func(c *batchv1.CronJob) { c.Spec.Schedule = "TZ=UTC 0 0 * * *" }),
