@@ -2,6 +2,7 @@ package api
 
 import (
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 
@@ -28,7 +29,14 @@ type jobStrategy struct{ Generic }
 
 func newJobStrategy() jobStrategy {
 	return jobStrategy{Generic{HasStatus: true, Generation: true, Create: func(obj runtime.Object) {
-		generateJobSelector(obj.(*batchv1.Job))
+		j := obj.(*batchv1.Job)
+		generateJobSelector(j)
+		// kube defaults the object again when it reads it back from
+		// storage: a Job without labels then takes its template's, the
+		// generated ones included.
+		if len(j.Labels) == 0 && j.Spec.Template.Labels != nil {
+			j.Labels = maps.Clone(j.Spec.Template.Labels)
+		}
 	}}}
 }
 

@@ -2,6 +2,7 @@ package batch
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -169,6 +170,14 @@ func TestJobsAndCronJobsClientGo(t *testing.T) {
 		if j.Spec.Template.Labels[k] != v {
 			t.Errorf("template label %s = %q, want %q (labels %v)", k, j.Spec.Template.Labels[k], v, j.Spec.Template.Labels)
 		}
+	}
+	// A Job created without labels shows its template's, as kube's
+	// defaulting on read gives them.
+	if !maps.Equal(j.Labels, wantLabels) {
+		t.Errorf("job labels = %v, want %v", j.Labels, wantLabels)
+	}
+	if got, err := jobs.Get(ctx, "pi", metav1.GetOptions{}); err != nil || !maps.Equal(got.Labels, wantLabels) {
+		t.Errorf("job labels read back = %v (%v), want %v", got.Labels, err, wantLabels)
 	}
 	if j.Status.Active != 0 || j.Status.Succeeded != 0 {
 		t.Errorf("status not wiped on create: %+v", j.Status)
