@@ -221,6 +221,7 @@ func validateJobSpec(s, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
 	}
 	errs = append(errs, validatePodReplacementPolicy(s, p.Child("podReplacementPolicy"))...)
 	errs = append(errs, validateGangMinCount(s, p.Child("scheduling"))...)
+	errs = append(errs, validateJobScheduling(s, p.Child("scheduling"))...)
 	errs = append(errs, validatePodTemplateSpec(&s.Template, p.Child("template"), podOptions{})...)
 
 	rp := p.Child("template", "spec", "restartPolicy")
@@ -440,6 +441,20 @@ func validateGangMinCount(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
 	return field.ErrorList{field.Invalid(p.Child("schedulingPolicy", "gang", "minCount"), minCount, fmt.Sprintf("must not be greater than parallelism (%d)", parallelism))}
 }
 
+// validateJobScheduling is the check kube's workload builder makes of a
+// Job's scheduling beyond the declarative rules: with the Basic policy
+// (the default), disruption cannot be all-or-nothing.
+func validateJobScheduling(s *batchv1.JobSpec, p *field.Path) field.ErrorList {
+	sc := s.Scheduling
+	if sc == nil || sc.DisruptionMode == nil || sc.DisruptionMode.All == nil {
+		return nil
+	}
+	if sc.SchedulingPolicy != nil && sc.SchedulingPolicy.Basic == nil {
+		return nil
+	}
+	return field.ErrorList{field.Invalid(p.Child("disruptionMode"), "", "the disruptionMode `all` is not supported with the Basic scheduling policy")}
+}
+
 func validateJobUpdate(j, old *batchv1.Job) field.ErrorList {
 	_, hadName := old.Spec.Template.Labels[JobNameLabel]
 	_, hadUID := old.Spec.Template.Labels[JobControllerUIDLabel]
@@ -472,7 +487,14 @@ func validateJobSpecUpdate(s, old *batchv1.JobSpec, p *field.Path, opts jobOptio
 
 // validateJobSchedulingUpdate: the basic or gang policy is fixed once set.
 func validateJobSchedulingUpdate(s, old *batchv1.JobSpec, p *field.Path) field.ErrorList {
-	if s.Scheduling == nil || old.Scheduling == nil {
+	// Declarative rules, which kube reports after the others: scheduling
+	// is set at creation or never.
+	switch {
+	case old.Scheduling == nil && s.Scheduling != nil:
+		return field.ErrorList{field.Invalid(p, nil, "field cannot be set once created").WithOrigin("update").MarkBeta()}
+	case old.Scheduling != nil && s.Scheduling == nil:
+		return field.ErrorList{field.Invalid(p, nil, "field cannot be cleared once set").WithOrigin("update").MarkBeta()}
+	case s.Scheduling == nil:
 		return nil
 	}
 	np, op := s.Scheduling.SchedulingPolicy, old.Scheduling.SchedulingPolicy
@@ -858,7 +880,8 @@ func validateCronJobStatusUpdate(c, old *batchv1.CronJob) field.ErrorList {
 func validateCronJobSpec(s, old *batchv1.CronJobSpec, p *field.Path) field.ErrorList {
 	var errs field.ErrorList
 	if s.Schedule == "" {
-		errs = append(errs, field.Required(p.Child("schedule"), ""))
+		// A declarative rule at beta: kube reports it after the others.
+		errs = append(errs, field.Required(p.Child("schedule"), "").MarkBeta())
 	} else {
 		allowTZ := old != nil && strings.Contains(old.Schedule, "TZ")
 		errs = append(errs, validateSchedule(s.Schedule, allowTZ, s.TimeZone, p.Child("schedule"))...)

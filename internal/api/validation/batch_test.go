@@ -7,6 +7,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	schedulingv1alpha3 "k8s.io/api/scheduling/v1alpha3"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -156,7 +157,23 @@ func TestJob(t *testing.T) {
 		{name: "managedBy", obj: job(func(j *batchv1.Job) { j.Spec.ManagedBy = ptr("no-domain") }), gk: gk,
 			want: `Job.batch "pi" is invalid: spec.managedBy: Invalid value: "no-domain": must be a domain-prefixed path (such as "acme.io/foo")`},
 
+		{name: "gang larger than parallelism", obj: job(func(j *batchv1.Job) {
+			j.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{SchedulingPolicy: &schedulingv1alpha3.WorkloadPodGroupSchedulingPolicy{
+				Gang: &schedulingv1alpha3.WorkloadPodGroupGangSchedulingPolicy{MinCount: ptr(int32(3))}}}
+		}), gk: gk,
+			want: `Job.batch "pi" is invalid: spec.scheduling.schedulingPolicy.gang.minCount: Invalid value: 3: must not be greater than parallelism (1)`},
+		{name: "basic policy with all-or-nothing disruption", obj: job(func(j *batchv1.Job) {
+			j.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{DisruptionMode: &schedulingv1alpha3.WorkloadPodGroupDisruptionMode{All: &schedulingv1alpha3.WorkloadPodGroupAllDisruptionMode{}}}
+		}), gk: gk,
+			want: "Job.batch \"pi\" is invalid: spec.scheduling.disruptionMode: Invalid value: \"\": the disruptionMode `all` is not supported with the Basic scheduling policy"},
+
 		// Updates.
+		{name: "scheduling cannot be added", op: update, old: job(),
+			obj: withRV(job(func(j *batchv1.Job) {
+				j.Spec.Completions = ptr(int32(2))
+				j.Spec.Scheduling = &batchv1.JobSchedulingConfiguration{}
+			})), gk: gk,
+			want: `Job.batch "pi" is invalid: [spec.completions: Invalid value: 2: field is immutable, spec.scheduling: Invalid value: null: field cannot be set once created]`},
 		{name: "template is immutable", op: update, old: job(),
 			obj: withRV(job(func(j *batchv1.Job) { j.Spec.Template.Spec.Containers[0].Image = "busybox" })), gk: gk,
 			prefix: `Job.batch "pi" is invalid: spec.template: Invalid value: {"labels":{"batch.kubernetes.io/controller-uid":"u1","batch.kubernetes.io/job-name":"pi","controller-uid":"u1","job-name":"pi"},"Spec":{"Volumes":null,"InitContainers":null,"Containers":[{"Name":"c","Image":"busybox","Command":null,`},
@@ -264,6 +281,8 @@ func TestCronJob(t *testing.T) {
 			want: `CronJob.batch "hello" is invalid: spec.timeZone: Invalid value: "Local": timeZone must be an explicit time zone as defined in https://www.iana.org/time-zones`},
 		{name: "name too long", obj: cronJob(func(c *batchv1.CronJob) { c.Name = strings.Repeat("c", 53) }), gk: gk,
 			want: `CronJob.batch "` + strings.Repeat("c", 53) + `" is invalid: metadata.name: Invalid value: "` + strings.Repeat("c", 53) + `": must be no more than 52 characters`},
+		{name: "no schedule, reported last", obj: cronJob(func(c *batchv1.CronJob) { c.Spec.Schedule = ""; c.Spec.ConcurrencyPolicy = "Sometimes" }), gk: gk,
+			want: `CronJob.batch "hello" is invalid: [spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace", spec.schedule: Required value]`},
 		{name: "concurrency policy", obj: cronJob(func(c *batchv1.CronJob) { c.Spec.ConcurrencyPolicy = "Sometimes" }), gk: gk,
 			want: `CronJob.batch "hello" is invalid: spec.concurrencyPolicy: Unsupported value: "Sometimes": supported values: "Allow", "Forbid", "Replace"`},
 		{name: "history limits and deadline", obj: cronJob(func(c *batchv1.CronJob) {
