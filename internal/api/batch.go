@@ -15,14 +15,6 @@ import (
 	kval "github.com/kpipe/kpipe/internal/api/validation"
 )
 
-// Warner is implemented by strategies that warn about what they accept,
-// as kube's WarningsOnCreate and WarningsOnUpdate: the validate stage
-// sends the warnings once the object is valid.
-type Warner interface {
-	WarningsOnCreate(obj runtime.Object) []string
-	WarningsOnUpdate(obj, old runtime.Object) []string
-}
-
 // jobStrategy is kube's Job strategy: a generated selector and template
 // labels on create, status reset, generation on spec changes.
 type jobStrategy struct{ Generic }
