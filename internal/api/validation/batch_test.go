@@ -366,3 +366,15 @@ func TestParseCronSchedule(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseCronSchedule: robfig/cron panics on some schedules (kube's
+// "TZ=0"); the parser must turn every panic into an error.
+func FuzzParseCronSchedule(f *testing.F) {
+	for _, s := range []string{"*/5 * * * *", "TZ=0", "CRON_TZ=", "@every 1h", "@every", "0-70/0 * * * *", "TZ=UTC", "? ? ? ? ?"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		_, _ = ParseCronSchedule(s)
+		_ = validateSchedule(s, false, nil, nil)
+	})
+}
