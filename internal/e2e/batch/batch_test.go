@@ -293,6 +293,14 @@ func TestJobsAndCronJobsClientGo(t *testing.T) {
 	if err != nil && !strings.Contains(err.Error(), `spec.template.metadata.labels[job-name]: Invalid value: {`) || !strings.Contains(err.Error(), `: must be 'bad'`) {
 		t.Errorf("wrong job-name label: %v", err)
 	}
+	// A generated name is drawn before the labels are.
+	gen := job("")
+	gen.GenerateName = "gen-"
+	if g, err := jobs.Create(ctx, gen, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	} else if !strings.HasPrefix(g.Name, "gen-") || g.Spec.Template.Labels["job-name"] != g.Name || g.Spec.Template.Labels["batch.kubernetes.io/job-name"] != g.Name {
+		t.Errorf("generated name %q, template labels %v", g.Name, g.Spec.Template.Labels)
+	}
 	// A Job that is not a DNS label gets kube's warning.
 	if _, err := jobs.Create(ctx, job("pi.v2"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
