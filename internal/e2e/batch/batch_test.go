@@ -93,6 +93,9 @@ func TestKubectlJobsAndCronJobs(t *testing.T) {
 		{args: append(ns, "get", "job", "manual-1", "-o", "jsonpath={.metadata.annotations} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.spec.template.spec.restartPolicy}"),
 			want: []string{`"cronjob.kubernetes.io/instantiate":"manual"`, "CronJob/hello", "OnFailure"}},
 		{args: append(ns, "create", "job", "once", "--image=busybox", "--", "echo", "hi"), want: []string{"job.batch/once created"}},
+		{args: append(ns, "create", "job", "dry", "--image=busybox", "--dry-run=server", "-o", "yaml"),
+			want: []string{"kind: Job", "name: dry", "batch.kubernetes.io/controller-uid:", "job-name: dry", "restartPolicy: Never"}},
+		{args: append(ns, "get", "job", "dry"), wantErr: true, want: []string{`jobs.batch "dry" not found`}},
 		{args: append(ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=@hourly", "--", "date"), want: []string{"cronjob.batch/tick created"}},
 		{args: append(ns, "create", "cronjob", "bad", "--image=busybox", "--schedule=61 * * * *"), wantErr: true,
 			want: []string{`error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`}},
@@ -350,6 +353,17 @@ func TestJobsAndCronJobsClientGo(t *testing.T) {
 	}
 	if cj.Generation != 2 || cj.Status.LastScheduleTime == nil {
 		t.Errorf("after a spec update: generation %d, status %+v", cj.Generation, cj.Status)
+	}
+
+	// Protobuf, as controllers talk.
+	pcfg := rest.CopyConfig(ts.Config)
+	pcfg.ContentType = "application/vnd.kubernetes.protobuf"
+	pcs := kubernetes.NewForConfigOrDie(pcfg)
+	if pj, err := pcs.BatchV1().Jobs(nsName).Get(ctx, "pi", metav1.GetOptions{}); err != nil || string(pj.UID) != uid || pj.Status.Succeeded != 1 {
+		t.Errorf("protobuf get: %v", err)
+	}
+	if _, err := pcs.BatchV1().CronJobs(nsName).Create(ctx, cronJob("proto", "@weekly"), metav1.CreateOptions{}); err != nil {
+		t.Errorf("protobuf create: %v", err)
 	}
 
 	// Discovery: names, short names, categories, subresources.
