@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	kval "github.com/kpipe/kpipe/internal/api/validation"
 )
@@ -70,7 +71,7 @@ func generateJobSelector(j *batchv1.Job) {
 // WarningsOnCreate implements Warner.
 func (jobStrategy) WarningsOnCreate(obj runtime.Object) []string {
 	j := obj.(*batchv1.Job)
-	return append(nameWarnings(j.Name), jobSpecWarnings("spec", &j.Spec)...)
+	return append(nameWarnings(j.Name), jobSpecWarnings(field.NewPath("spec"), &j.Spec)...)
 }
 
 // WarningsOnUpdate implements Warner.
@@ -79,7 +80,7 @@ func (jobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
 	if j.Generation == o.Generation {
 		return nil
 	}
-	return jobSpecWarnings("spec", &j.Spec)
+	return jobSpecWarnings(field.NewPath("spec"), &j.Spec)
 }
 
 // nameWarnings: the names of pods come from a Job's or CronJob's name.
@@ -90,16 +91,15 @@ func nameWarnings(name string) []string {
 	return nil
 }
 
-// jobSpecWarnings is kube's WarningsForJobSpec, without the pod template's
-// warnings.
-func jobSpecWarnings(path string, s *batchv1.JobSpec) []string {
-	if s.CompletionMode == nil || *s.CompletionMode != batchv1.IndexedCompletion {
-		return nil
+// jobSpecWarnings is kube's WarningsForJobSpec: the soft limits of
+// Indexed Jobs, and the pod template's warnings.
+func jobSpecWarnings(path *field.Path, s *batchv1.JobSpec) []string {
+	var ws []string
+	if s.CompletionMode != nil && *s.CompletionMode == batchv1.IndexedCompletion &&
+		deref(s.Completions) > 100_000 && deref(s.Parallelism) > 10_000 {
+		ws = append(ws, path.String()+": In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail")
 	}
-	if deref(s.Completions) > 100_000 && deref(s.Parallelism) > 10_000 {
-		return []string{path + ": In Indexed Jobs with a number of completions higher than 10^5 and a parallelism higher than 10^4, Kubernetes might not be able to track completedIndexes when a big number of indexes fail"}
-	}
-	return nil
+	return append(ws, podTemplateWarnings(path.Child("template"), &s.Template)...)
 }
 
 func deref(p *int32) int32 {
@@ -122,7 +122,7 @@ var _ Warner = cronJobStrategy{}
 // WarningsOnCreate implements Warner.
 func (cronJobStrategy) WarningsOnCreate(obj runtime.Object) []string {
 	c := obj.(*batchv1.CronJob)
-	return append(nameWarnings(c.Name), jobSpecWarnings("spec.jobTemplate.spec", &c.Spec.JobTemplate.Spec)...)
+	return append(nameWarnings(c.Name), jobSpecWarnings(field.NewPath("spec", "jobTemplate", "spec"), &c.Spec.JobTemplate.Spec)...)
 }
 
 // WarningsOnUpdate implements Warner. The path in the TZ warning is
@@ -131,7 +131,7 @@ func (cronJobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
 	c, o := obj.(*batchv1.CronJob), old.(*batchv1.CronJob)
 	var ws []string
 	if c.Generation != o.Generation {
-		ws = jobSpecWarnings("spec.jobTemplate.spec", &c.Spec.JobTemplate.Spec)
+		ws = jobSpecWarnings(field.NewPath("spec", "jobTemplate", "spec"), &c.Spec.JobTemplate.Spec)
 	}
 	if strings.Contains(c.Spec.Schedule, "TZ") {
 		ws = append(ws, "cannot use TZ or CRON_TZ in spec.spec.schedule, use timeZone instead, see https://kubernetes.io/docs/concepts/workloads/controllers/cron-jobs/ for more details")
