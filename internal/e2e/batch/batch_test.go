@@ -312,6 +312,16 @@ func TestJobsAndCronJobsClientGo(t *testing.T) {
 		t.Errorf("warnings = %q", w)
 	}
 
+	// And the pod template's warnings, at the template's path.
+	old := cronJob("old-labels", "@daily")
+	old.Spec.JobTemplate.Spec.Template.Spec.NodeSelector = map[string]string{"beta.kubernetes.io/os": "linux"}
+	if _, err := cronJobs.Create(ctx, old, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if w := warnings.Take(); !slices.Equal(w, []string{`spec.jobTemplate.spec.template.spec.nodeSelector[beta.kubernetes.io/os]: deprecated since v1.14; use "kubernetes.io/os" instead`}) {
+		t.Errorf("warnings = %q", w)
+	}
+
 	// CronJobs: kube's schedule and time zone messages.
 	_, err = cronJobs.Create(ctx, cronJob("bad", "61 * * * *"), metav1.CreateOptions{})
 	e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, `CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`)
