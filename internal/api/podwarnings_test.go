@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+	"sigs.k8s.io/randfill"
 )
 
 func TestPodTemplateWarnings(t *testing.T) {
@@ -156,3 +157,13 @@ func TestCronJobTemplateWarnings(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// Random templates, nil pointers included, warn without panicking.
+func TestPodTemplateWarningsRandom(t *testing.T) {
+	filler := randfill.NewWithSeed(1).NilChance(0.3).NumElements(0, 3)
+	for i := 0; i < 200; i++ {
+		var tmpl corev1.PodTemplateSpec
+		filler.Fill(&tmpl)
+		_ = podTemplateWarnings(field.NewPath("spec", "template"), &tmpl)
+	}
+}
