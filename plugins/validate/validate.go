@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -87,7 +88,20 @@ func beforeCreate(op *request.Operation, now time.Time) error {
 	if errs := res.Strategy.Validate(op.Object); len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)
 	}
+	if w, ok := res.Strategy.(api.Warner); ok {
+		warn(op, w.WarningsOnCreate(op.Object))
+	}
 	return nil
+}
+
+// warn adds the strategy's warnings, each once: a write retried from
+// decode passes here again.
+func warn(op *request.Operation, msgs []string) {
+	for _, msg := range msgs {
+		if !slices.Contains(op.Warnings, msg) {
+			op.Warn(msg)
+		}
+	}
 }
 
 // beforeUpdate keeps the system fields of the live object, lets the
@@ -125,6 +139,9 @@ func beforeUpdate(op *request.Operation) error {
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)
+		if w, ok := res.Strategy.(api.Warner); ok && len(errs) == 0 {
+			warn(op, w.WarningsOnUpdate(op.Object, op.Old))
+		}
 	}
 	if len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)
