@@ -121,6 +121,11 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob", Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(batchV1, "CronJob")), Strategy: cronJobStrategy{withGeneration}},
 
+		{GroupVersion: autoscalingV2, Name: "horizontalpodautoscalers", SingularName: "horizontalpodautoscaler", Kind: "HorizontalPodAutoscaler", Namespaced: true, ShortNames: []string{"hpa"}, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(autoscalingV2, "HorizontalPodAutoscaler")), Strategy: withGeneration},
+		{GroupVersion: policyV1, Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true, ShortNames: []string{"pdb"},
+			Verbs: allVerbs, Subresources: subs(status(policyV1, "PodDisruptionBudget")), Strategy: newPDBStrategy()},
+
 		{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},
 		{GroupVersion: schema.GroupVersion{Group: "discovery.k8s.io", Version: "v1"}, Name: "endpointslices", SingularName: "endpointslice", Kind: "EndpointSlice", Namespaced: true,
