@@ -13,6 +13,10 @@ var (
 	autoscalingV2 = schema.GroupVersion{Group: "autoscaling", Version: "v2"}
 )
 
+// evictionSubresource is pods/eviction, a policy/v1 Eviction: the
+// terminal stage deletes the pod if its disruption budget allows.
+var evictionSubresource = &Subresource{Name: "eviction", Kind: "Eviction", GroupVersion: policyV1, Verbs: []string{"create"}}
+
 // pdbV1beta1Label is the key policy/v1beta1 used to tell an empty
 // selector (matching nothing there) from one matching everything.
 const pdbV1beta1Label = "pdb.kubernetes.io/deprecated-v1beta1-empty-selector-match"

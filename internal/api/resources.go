@@ -66,7 +66,7 @@ func Resources(o Options) []*Resource {
 				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod")),
+			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod"), evictionSubresource),
 			Strategy: Generic{HasStatus: true, Create: createPod}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
