@@ -127,6 +127,28 @@ func TestEviction(t *testing.T) {
 		wantCause(err, "The disruption budget db does not allow evicting pods currently")
 	})
 
+	t.Run("dry run", func(t *testing.T) {
+		running("dry-0", map[string]string{"app": "dry"})
+		budget("dry", map[string]string{"app": "dry"}, policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 1, CurrentHealthy: 1, ExpectedPods: 1}, false)
+		err := cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("dry-0").SubResource("eviction").Param("dryRun", "All").
+			Body(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "dry-0", Namespace: ns}}).MaxRetries(0).Do(ctx).Error()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pods.Get(ctx, "dry-0", metav1.GetOptions{}); err != nil {
+			t.Errorf("dry-run eviction: the pod is gone: %v", err)
+		}
+		if p, err := pdbs.Get(ctx, "dry", metav1.GetOptions{}); err != nil || p.Status.DisruptionsAllowed != 1 || len(p.Status.DisruptedPods) != 0 {
+			t.Errorf("dry-run eviction changed the budget: %+v (%v)", p.Status, err)
+		}
+	})
+
+	t.Run("name mismatch", func(t *testing.T) {
+		err := cs.CoreV1().RESTClient().Post().Namespace(ns).Resource("pods").Name("web-0").SubResource("eviction").
+			Body(&policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: "other", Namespace: ns}}).MaxRetries(0).Do(ctx).Error()
+		e2eutil.WantStatus(t, err, http.StatusBadRequest, metav1.StatusReasonBadRequest, "name in URL does not match name in Eviction object")
+	})
+
 	t.Run("budget not observed yet", func(t *testing.T) {
 		running("api-0", map[string]string{"app": "api"})
 		budget("api", map[string]string{"app": "api"}, policyv1.PodDisruptionBudgetStatus{DisruptionsAllowed: 3}, true)
