@@ -124,7 +124,7 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: autoscalingV2, Name: "horizontalpodautoscalers", SingularName: "horizontalpodautoscaler", Kind: "HorizontalPodAutoscaler", Namespaced: true, ShortNames: []string{"hpa"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(autoscalingV2, "HorizontalPodAutoscaler")), Strategy: withGeneration},
 		{GroupVersion: policyV1, Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true, ShortNames: []string{"pdb"},
-			Verbs: allVerbs, Subresources: subs(status(policyV1, "PodDisruptionBudget")), Strategy: newPDBStrategy()},
+			Verbs: allVerbs, RequireResourceVersion: true, Subresources: subs(status(policyV1, "PodDisruptionBudget")), Strategy: newPDBStrategy()},
 
 		{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},

@@ -71,6 +71,17 @@ func TestPDBClientGo(t *testing.T) {
 	e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid,
 		`PodDisruptionBudget.policy "web" is invalid: status.disruptionsAllowed: Invalid value: -1: must be greater than or equal to 0`)
 
+	// A budget's PUT must carry a resourceVersion (kube's strategy allows
+	// no unconditional update), on the main resource and on /status.
+	noRV := p.DeepCopy()
+	noRV.ResourceVersion = ""
+	noRV.Status.DisruptionsAllowed = 1
+	const needRV = `poddisruptionbudgets.policy "web" is invalid: metadata.resourceVersion: Invalid value: 0: must be specified for an update`
+	_, err = pdbs.Update(ctx, noRV, metav1.UpdateOptions{})
+	e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, needRV)
+	_, err = pdbs.UpdateStatus(ctx, noRV, metav1.UpdateOptions{})
+	e2eutil.WantStatus(t, err, 422, metav1.StatusReasonInvalid, needRV)
+
 	both := pdb("both", map[string]string{"app": "web"}, intstr.FromInt32(1))
 	both.Spec.MaxUnavailable = ptr(intstr.FromString("10%"))
 	_, err = pdbs.Create(ctx, both, metav1.CreateOptions{})
