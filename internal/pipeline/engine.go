@@ -180,9 +180,13 @@ func (e *Engine) retire(g *generation) {
 	e.release(g)
 }
 
+// release drops g's claims on its instances and closes those no
+// generation uses any more. They are closed after the engine's lock is
+// released: a Close may take its time (an audit backend sending what it
+// buffered) and must not hold up reloads or requests meanwhile.
 func (e *Engine) release(g *generation) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var closing []*Instance
 	for _, in := range g.instances {
 		in.refs--
 		if in.refs == 0 {
@@ -191,8 +195,12 @@ func (e *Engine) release(g *generation) {
 				in.closePending = true // a detached request is still inside it
 				continue
 			}
-			e.closeInstance(in)
+			closing = append(closing, in)
 		}
+	}
+	e.mu.Unlock()
+	for _, in := range closing {
+		e.closeInstance(in)
 	}
 }
 
@@ -302,13 +310,17 @@ func (st *reqState) end() {
 // generation left to the last holder.
 func (e *Engine) hold(g *generation, d int) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var closing []*Instance
 	for _, in := range g.stages {
 		in.holds += d
 		if in.holds == 0 && in.closePending {
 			in.closePending = false
-			e.closeInstance(in)
+			closing = append(closing, in)
 		}
+	}
+	e.mu.Unlock()
+	for _, in := range closing {
+		e.closeInstance(in)
 	}
 }
 
