@@ -321,8 +321,12 @@ func (rec *record) process(stage EventStage) bool {
 		}
 	}
 	line, err := json.Marshal(&rec.ev)
+	var hookLine []byte
+	if err == nil {
+		hookLine = rec.s.webhookLine(&rec.ev, line)
+	}
 	rec.mu.Unlock()
-	return rec.s.emit(line, err)
+	return rec.s.emit(line, hookLine, err)
 }
 
 // writer notes the response code (and, for a long-running request, writes

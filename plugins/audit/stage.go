@@ -2,7 +2,10 @@ package audit
 
 import (
 	"bytes"
+	"encoding/json"
+	"errors"
 	"io"
+	"maps"
 	"os"
 	"sync"
 	"sync/atomic"
@@ -153,9 +156,10 @@ func (s *Stage) watchPolicy(env *pipeline.Env) {
 var eventPrefix = []byte(`{"kind":"Event","apiVersion":"` + GroupVersion + `",`)
 
 // emit hands one event, as its JSON line, to the backends: the log and the
-// webhook, as kube's union of backends. It reports false when a
-// blocking-strict webhook could not take it.
-func (s *Stage) emit(line []byte, err error) bool {
+// webhook, as kube's union of backends. hookLine is the line the webhook
+// gets (truncated, or nil when too large). It reports false when a
+// blocking-strict webhook could not take the event.
+func (s *Stage) emit(line, hookLine []byte, err error) bool {
 	s.events.Inc()
 	if err != nil {
 		s.errors.WithLabelValues(pluginLog).Inc()
@@ -171,12 +175,48 @@ func (s *Stage) emit(line []byte, err error) bool {
 			s.log.Warn("writing an audit event", zap.Error(err))
 		}
 	}
-	if s.webhook != nil && bytes.HasPrefix(line, eventPrefix) {
-		item := make([]byte, 0, len(line)-len(eventPrefix)+1)
-		item = append(append(item, '{'), line[len(eventPrefix):]...)
+	if s.webhook != nil && bytes.HasPrefix(hookLine, eventPrefix) {
+		item := make([]byte, 0, len(hookLine)-len(eventPrefix)+1)
+		item = append(append(item, '{'), hookLine[len(eventPrefix):]...)
 		return s.webhook.process(item)
 	}
 	return true
+}
+
+// truncatedAnnotation marks an event the webhook got without its bodies.
+const truncatedAnnotation = "audit.k8s.io/truncated"
+
+// webhookLine is kube's truncate backend in front of the webhook: an event
+// larger than truncateMaxEventSize (as encoded, with its newline) loses
+// its requestObject and responseObject and is annotated
+// audit.k8s.io/truncated; one still too large is dropped and counted in
+// apiserver_audit_error_total{plugin="truncate"}. It runs under the
+// record's lock.
+func (s *Stage) webhookLine(ev *Event, line []byte) []byte {
+	c := &s.cfg.Webhook
+	if s.webhook == nil || !c.TruncateEnabled {
+		return line
+	}
+	if int64(len(line)+1) > c.TruncateMaxEventSize && !ev.Level.Less(LevelRequest) {
+		t := *ev
+		t.RequestObject, t.ResponseObject = nil, nil
+		t.Annotations = maps.Clone(ev.Annotations)
+		if t.Annotations == nil {
+			t.Annotations = map[string]string{}
+		}
+		t.Annotations[truncatedAnnotation] = "true"
+		b, err := json.Marshal(&t)
+		if err != nil {
+			s.webhook.failed(pluginTruncate, err, 1)
+			return nil
+		}
+		line = b
+	}
+	if int64(len(line)+1) > c.TruncateMaxEventSize {
+		s.webhook.failed(pluginTruncate, errors.New("event is too large even after truncating"), 1)
+		return nil
+	}
+	return line
 }
 
 // defaultCloseBound is how long Close waits for the webhook without a

@@ -27,6 +27,7 @@ const (
 	pluginLog      = "log"
 	pluginWebhook  = "webhook"
 	pluginBuffered = "buffered"
+	pluginTruncate = "truncate"
 )
 
 // maxResponseBody is how much of the receiver's answer is read.

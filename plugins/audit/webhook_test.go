@@ -418,6 +418,8 @@ func TestWebhookConfigErrors(t *testing.T) {
 		{"buffer", func(c *WebhookConfig) { c.BatchBufferSize = 0 }, "webhook.batchBufferSize: invalid audit batch webhook buffer size 0, must be a positive number"},
 		{"max size", func(c *WebhookConfig) { c.BatchMaxSize = -1 }, "webhook.batchMaxSize: invalid audit batch webhook max batch size -1, must be a positive number"},
 		{"qps", func(c *WebhookConfig) { c.BatchThrottleQPS = 0 }, "webhook.batchThrottleQPS: invalid audit batch webhook throttle QPS 0, must be a positive number"},
+		{"truncate event size", func(c *WebhookConfig) { c.TruncateMaxEventSize = 0 }, "webhook.truncateMaxEventSize: invalid audit truncate webhook max event size 0, must be a positive number"},
+		{"truncate batch size", func(c *WebhookConfig) { c.TruncateMaxBatchSize = 10 }, "webhook.truncateMaxBatchSize: invalid audit truncate webhook max batch size 10, must be greater than max event size (102400)"},
 		{"version", func(c *WebhookConfig) { c.Version = "audit.k8s.io/v1beta1" }, `webhook.version: invalid group version, allowed versions are ["audit.k8s.io/v1"]`},
 		{"kubeconfig", func(c *WebhookConfig) { c.ConfigFile = bad }, "webhook.configFile: " + bad + ": "},
 		{"unused batch settings in blocking mode", func(c *WebhookConfig) { c.Mode = ModeBlocking; c.BatchBufferSize = 0 }, ""},
@@ -441,7 +443,9 @@ func TestWebhookConfigErrors(t *testing.T) {
 // does, with a Metadata policy and the given config keys.
 func startStage(t *testing.T, cfg map[string]any) *Stage {
 	t.Helper()
-	cfg["policy"] = map[string]any{"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": []any{map[string]any{"level": "Metadata"}}}
+	if cfg["policy"] == nil {
+		cfg["policy"] = map[string]any{"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": []any{map[string]any{"level": "Metadata"}}}
+	}
 	reg := pipeline.NewRegistry()
 	Register(reg)
 	ins, err := reg.BuildList(pipeline.KindStage, "pipeline", []config.Entry{{Name: Name, Config: cfg}})
@@ -566,4 +570,58 @@ func TestStageConfig(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestStageWebhookTruncate(t *testing.T) {
+	big := `{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"x"},"data":{"k":"` + strings.Repeat("v", 4000) + `"}}`
+	answer := func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, big)
+	}
+	policy := map[string]any{"apiVersion": "audit.k8s.io/v1", "kind": "Policy", "rules": []any{map[string]any{"level": "RequestResponse"}}}
+	t.Run("bodies dropped", func(t *testing.T) {
+		rc := newReceiver(t)
+		logPath := filepath.Join(t.TempDir(), "audit.log")
+		s := startStage(t, map[string]any{"logPath": logPath, "policy": policy, "webhook": map[string]any{
+			"configFile": rc.kubeconfig(t), "batchMaxWait": "20ms", "truncateEnabled": true, "truncateMaxEventSize": 2000}})
+		serve(s, answer)
+		eventually(t, "the batch", func() bool { return equalInts(rc.sizes(), []int{2}) })
+		rc.mu.Lock()
+		received, done := rc.batches[0][0], rc.batches[0][1]
+		rc.mu.Unlock()
+		if _, ok := received["annotations"]; ok {
+			t.Errorf("RequestReceived was truncated: %v", received)
+		}
+		if done["responseObject"] != nil || done["annotations"].(map[string]any)["audit.k8s.io/truncated"] != "true" {
+			t.Errorf("ResponseComplete = %v, want it without responseObject and annotated", done)
+		}
+		data, _ := os.ReadFile(logPath)
+		if !bytes.Contains(data, []byte(strings.Repeat("v", 4000))) {
+			t.Error("the log lost the response: truncation is the webhook's")
+		}
+	})
+	t.Run("too large", func(t *testing.T) {
+		rc := newReceiver(t)
+		s := startStage(t, map[string]any{"policy": policy, "webhook": map[string]any{
+			"configFile": rc.kubeconfig(t), "mode": "blocking", "truncateEnabled": true,
+			"truncateMaxEventSize": 100, "truncateMaxBatchSize": 100}})
+		serve(s, answer)
+		if got := rc.postCount(); got != 0 {
+			t.Errorf("%d POSTs, want none", got)
+		}
+		if got := testutil.ToFloat64(s.errors.WithLabelValues(pluginTruncate)); got != 2 {
+			t.Errorf(`apiserver_audit_error_total{plugin="truncate"} = %v, want 2`, got)
+		}
+	})
+	t.Run("off", func(t *testing.T) {
+		rc := newReceiver(t)
+		s := startStage(t, map[string]any{"policy": policy, "webhook": map[string]any{
+			"configFile": rc.kubeconfig(t), "mode": "blocking", "truncateMaxEventSize": 100, "truncateMaxBatchSize": 100}})
+		serve(s, answer)
+		rc.mu.Lock()
+		defer rc.mu.Unlock()
+		if len(rc.batches) != 2 || rc.batches[1][0]["responseObject"] == nil {
+			t.Errorf("batches = %v, want both events whole", len(rc.batches))
+		}
+	})
 }

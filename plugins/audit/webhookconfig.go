@@ -35,6 +35,9 @@ const (
 	defaultInitialBackoff     = 10 * time.Second
 	// webhookTimeout bounds one POST, body included, as kube's webhook client.
 	webhookTimeout = 30 * time.Second
+	// defaultTruncateMaxBatchSize and defaultTruncateMaxEventSize are in bytes.
+	defaultTruncateMaxBatchSize = 10 << 20
+	defaultTruncateMaxEventSize = 100 << 10
 )
 
 // WebhookConfig is the webhook backend: kube's --audit-webhook-* flags.
@@ -57,6 +60,10 @@ type WebhookConfig struct {
 	BatchThrottleEnable bool            `koanf:"batchThrottleEnable"`
 	BatchThrottleQPS    float64         `koanf:"batchThrottleQPS"`
 	BatchThrottleBurst  int             `koanf:"batchThrottleBurst"`
+	// The truncation of large events (--audit-webhook-truncate-*).
+	TruncateEnabled      bool  `koanf:"truncateEnabled"`
+	TruncateMaxBatchSize int64 `koanf:"truncateMaxBatchSize"`
+	TruncateMaxEventSize int64 `koanf:"truncateMaxEventSize"`
 
 	rest *rest.Config // loaded at Validate
 }
@@ -72,6 +79,9 @@ func defaultWebhookConfig() WebhookConfig {
 		BatchThrottleEnable: true,
 		BatchThrottleQPS:    defaultBatchThrottleQPS,
 		BatchThrottleBurst:  defaultBatchThrottleBurst,
+
+		TruncateMaxBatchSize: defaultTruncateMaxBatchSize,
+		TruncateMaxEventSize: defaultTruncateMaxEventSize,
 	}
 }
 
@@ -106,6 +116,13 @@ func (w *WebhookConfig) validate() error {
 		case w.BatchThrottleEnable && w.BatchThrottleBurst <= 0:
 			return fe("batchThrottleBurst", "invalid audit batch webhook throttle burst %v, must be a positive number", w.BatchThrottleBurst)
 		}
+	}
+	// kube checks these whether truncation is on or not.
+	if w.TruncateMaxEventSize <= 0 {
+		return fe("truncateMaxEventSize", "invalid audit truncate webhook max event size %v, must be a positive number", w.TruncateMaxEventSize)
+	}
+	if w.TruncateMaxBatchSize < w.TruncateMaxEventSize {
+		return fe("truncateMaxBatchSize", "invalid audit truncate webhook max batch size %v, must be greater than max event size (%v)", w.TruncateMaxBatchSize, w.TruncateMaxEventSize)
 	}
 	if w.Version != GroupVersion {
 		return fe("version", "invalid group version, allowed versions are %q", []string{GroupVersion})
