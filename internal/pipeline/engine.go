@@ -55,6 +55,10 @@ type Engine struct {
 	live map[string]*Instance // provisioned instances by reuse key
 	gen  int64
 	cur  atomic.Pointer[generation]
+
+	// retiring counts the generations a reload retired whose instances
+	// are not closed yet; Close waits for them.
+	retiring sync.WaitGroup
 }
 
 // generation is one built pipeline.
@@ -130,7 +134,11 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 		}
 	}
 	if old != nil {
-		go e.retire(old)
+		e.retiring.Add(1)
+		go func() {
+			defer e.retiring.Done()
+			e.retire(old)
+		}()
 	}
 	return nil
 }
@@ -235,6 +243,18 @@ func (e *Engine) Close(ctx context.Context) error {
 		return errors.New("pipeline: requests still in flight at close")
 	}
 	e.release(g)
+	// Generations retired by a reload close their instances too (an
+	// audit backend sends what it buffered) before the server exits.
+	retired := make(chan struct{})
+	go func() {
+		e.retiring.Wait()
+		close(retired)
+	}()
+	select {
+	case <-retired:
+	case <-ctx.Done():
+		return errors.New("pipeline: instances of a retired pipeline still closing at close")
+	}
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"net/http"
 	"testing"
 	"time"
@@ -48,5 +49,32 @@ func TestSlowCloseBlocksNothing(t *testing.T) {
 	case <-done:
 	case <-time.After(5 * time.Second):
 		t.Fatal("a reload waited for another instance's Close")
+	}
+}
+
+// Close waits for the instances a reload retired to finish closing, so
+// what they hold (buffered audit events) is not lost at shutdown.
+func TestCloseWaitsForRetiredInstances(t *testing.T) {
+	h := newHarness(t)
+	closing, release := make(chan struct{}, 10), make(chan struct{})
+	h.r.MustRegister(Plugin{Name: "slow", Kind: KindStage, Config: func() any { return &testConfig{} },
+		New: func(any) (any, error) { return &slowCloser{closing: closing, release: release}, nil }})
+	h.apply(t, withConfig("slow", map[string]any{"header": "1"}), config.Entry{Name: "end"})
+	h.apply(t, withConfig("a", nil), config.Entry{Name: "end"})
+	<-closing // the retired stage is closing
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		closed <- h.e.Close(ctx)
+	}()
+	select {
+	case err := <-closed:
+		t.Fatalf("Close returned (%v) while a retired instance was still closing", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
 	}
 }
