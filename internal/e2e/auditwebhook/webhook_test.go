@@ -36,7 +36,7 @@ rules:
 - level: None
   users: ["system:apiserver"]
 - level: None
-  nonResourceURLs: ["/readyz*", "/livez*", "/healthz*"]
+  nonResourceURLs: ["/readyz*", "/livez*", "/healthz*", "/metrics"]
 - level: Metadata
 `
 
@@ -325,4 +325,28 @@ func TestAuditWebhookShutdownFlush(t *testing.T) {
 	if len(stages) != 2 || !names["wh-flushed-2"] {
 		t.Errorf("after shutdown: %d POSTs, stages of the first create %v, names %v", posts, stages, names)
 	}
+}
+
+func TestAuditWebhookBlockingStrict(t *testing.T) {
+	rc := newReceiver(t, 1<<30)
+	ts := start(t, webhookConfig(t, rc, map[string]any{"mode": "blocking-strict", "initialBackoff": "1ms"}))
+	body := `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"wh-strict"}}`
+	resp, err := ts.HTTPClient(t).Post(ts.URL()+"/api/v1/namespaces/default/configmaps", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if want := `Internal Server Error: "/api/v1/namespaces/default/configmaps": failed to store audit event` + "\n"; resp.StatusCode != 500 || string(b) != want {
+		t.Errorf("create with the receiver down: %d %q, want 500 %q", resp.StatusCode, b, want)
+	}
+	if posts, _ := rc.snapshot(); posts != 5 {
+		t.Errorf("receiver had %d POSTs, want kube's 5 tries", posts)
+	}
+	cs := e2eutil.Clientset(t, ts.Config)
+	if _, err := cs.CoreV1().ConfigMaps("default").Get(context.Background(), "wh-strict", metav1.GetOptions{}); err == nil {
+		t.Error("the refused create was stored")
+	}
+	_, metrics := e2eutil.Get(t, ts.HTTPClient(t), ts.URL()+"/metrics")
+	e2eutil.MustContain(t, "/metrics", metrics, "apiserver_audit_requests_rejected_total 2", `apiserver_audit_error_total{plugin="webhook"} 2`)
 }
