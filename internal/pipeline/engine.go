@@ -57,8 +57,10 @@ type Engine struct {
 	cur  atomic.Pointer[generation]
 
 	// retiring counts the generations a reload retired whose instances
-	// are not closed yet; Close waits for them.
+	// are not closed yet; Close waits for them. closed (under mu) refuses
+	// reloads once Close has begun, so none adds to it while Close waits.
 	retiring sync.WaitGroup
+	closed   bool
 }
 
 // generation is one built pipeline.
@@ -103,6 +105,9 @@ func NewEngine(o Options) *Engine {
 func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return errEngineClosed
+	}
 
 	var fresh []*Instance
 	stages := make([]*Instance, len(p.Stages))
@@ -226,9 +231,15 @@ func (e *Engine) closeInstance(in *Instance) {
 	}
 }
 
+// errEngineClosed refuses a reload that comes after Close began.
+var errEngineClosed = errors.New("pipeline: the server is shutting down")
+
 // Close drains and releases the active generation. The server calls it
 // after the listener has shut down.
 func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
 	g := e.cur.Swap(nil)
 	if g == nil {
 		return nil

@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"testing"
 	"time"
@@ -76,5 +77,23 @@ func TestCloseWaitsForRetiredInstances(t *testing.T) {
 	close(release)
 	if err := <-closed; err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A reload that comes once Close has begun is refused, so nothing is
+// started that Close would not close (or wait for).
+func TestApplyAfterCloseRefused(t *testing.T) {
+	h := newHarness(t)
+	h.apply(t, withConfig("a", nil), config.Entry{Name: "end"})
+	if err := h.e.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cfg := &config.Config{Pipeline: []config.Entry{withConfig("a", nil), {Name: "end"}}}
+	plan, err := h.r.Plan(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.e.Apply(plan, cfg); !errors.Is(err, errEngineClosed) {
+		t.Fatalf("Apply after Close: %v, want %v", err, errEngineClosed)
 	}
 }
