@@ -87,6 +87,11 @@ func beforeCreate(op *request.Operation, now time.Time) error {
 	if errs := res.Strategy.Validate(op.Object); len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)
 	}
+	if w, ok := res.Strategy.(api.Warner); ok {
+		for _, msg := range w.WarningsOnCreate(op.Object) {
+			op.Warn(msg)
+		}
+	}
 	return nil
 }
 
@@ -125,6 +130,11 @@ func beforeUpdate(op *request.Operation) error {
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)
+		if w, ok := res.Strategy.(api.Warner); ok && len(errs) == 0 {
+			for _, msg := range w.WarningsOnUpdate(op.Object, op.Old) {
+				op.Warn(msg)
+			}
+		}
 	}
 	if len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)
