@@ -136,15 +136,15 @@ func TestIngress(t *testing.T) {
 				i.Spec.TLS = []networkingv1.IngressTLS{{SecretName: "Bad"}}
 			})},
 		{name: "update checks the spec", gk: gk, op: update,
-			obj: ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "2"; firstPath(i).Path = "api" }),
-			old: ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "1" }),
+			obj:  ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "2"; firstPath(i).Path = "api" }),
+			old:  ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "1" }),
 			want: p0 + `path: Invalid value: "api": must be an absolute path`},
 		{name: "status with a bad IP and an IP hostname", gk: gk, op: status,
 			obj: ingress(func(i *networkingv1.Ingress) {
 				i.ResourceVersion = "2"
 				i.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: "300.0.0.1"}, {Hostname: "10.0.0.1"}}
 			}),
-			old: ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "1" }),
+			old:  ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "1" }),
 			want: ingInvalid + `[status.loadBalancer.ingress[0].ip: Invalid value: "300.0.0.1": must be a valid IP address, (e.g. 10.9.8.7 or 2001:db8::ffff), status.loadBalancer.ingress[1].hostname: Invalid value: "10.0.0.1": must be a DNS name, not an IP address]`},
 		{name: "status valid", gk: gk, op: status,
 			obj: ingress(func(i *networkingv1.Ingress) {
@@ -192,8 +192,11 @@ func TestIngressClass(t *testing.T) {
 		{name: "kind with a slash", gk: gk, obj: ingressClass(params(networkingv1.IngressClassParametersReference{Kind: "a/b", Name: "n", Scope: ptr("Cluster")})),
 			want: inv + `spec.parameters.kind: Invalid value: "a/b": may not contain '/'`},
 		{name: "controller is immutable", gk: gk, op: update,
-			obj: ingressClass(func(ic *networkingv1.IngressClass) { ic.ResourceVersion = "2"; ic.Spec.Controller = "example.com/other" }),
-			old: ingressClass(func(ic *networkingv1.IngressClass) { ic.ResourceVersion = "1" }),
+			obj: ingressClass(func(ic *networkingv1.IngressClass) {
+				ic.ResourceVersion = "2"
+				ic.Spec.Controller = "example.com/other"
+			}),
+			old:  ingressClass(func(ic *networkingv1.IngressClass) { ic.ResourceVersion = "1" }),
 			want: inv + `spec.controller: Invalid value: "example.com/other": field is immutable`},
 	})
 }
@@ -256,9 +259,13 @@ func TestNetworkPolicy(t *testing.T) {
 				"spec.ingress[0].ports[2].endPort: Invalid value: 90: may not be specified when `port` is non-numeric, " +
 				"spec.ingress[0].ports[3].endPort: Invalid value: 90: may not be specified when `port` is not specified, " +
 				"spec.ingress[0].ports[4].port: Invalid value: 0: " + portRangeMsg + "]"},
-		{name: "policyTypes", gk: gk, obj: netpol(func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = []networkingv1.PolicyType{"Ingress", "Both"} }),
+		{name: "policyTypes", gk: gk, obj: netpol(func(np *networkingv1.NetworkPolicy) {
+			np.Spec.PolicyTypes = []networkingv1.PolicyType{"Ingress", "Both"}
+		}),
 			want: inv + `spec.policyTypes[1]: Unsupported value: "Both": supported values: "Ingress", "Egress"`},
-		{name: "too many policyTypes", gk: gk, obj: netpol(func(np *networkingv1.NetworkPolicy) { np.Spec.PolicyTypes = []networkingv1.PolicyType{"Ingress", "Egress", "Ingress"} }),
+		{name: "too many policyTypes", gk: gk, obj: netpol(func(np *networkingv1.NetworkPolicy) {
+			np.Spec.PolicyTypes = []networkingv1.PolicyType{"Ingress", "Egress", "Ingress"}
+		}),
 			want: inv + `spec.policyTypes: Invalid value: ["Ingress","Egress","Ingress"]: may not specify more than two policyTypes`},
 		{name: "pod selector label value", gk: gk, obj: netpol(func(np *networkingv1.NetworkPolicy) {
 			np.Spec.PodSelector = metav1.LabelSelector{MatchLabels: map[string]string{"app": "bad value"}}
