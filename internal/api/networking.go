@@ -42,6 +42,31 @@ func (ingressStrategy) WarningsOnCreate(obj runtime.Object) []string {
 // WarningsOnUpdate implements Warner: kube warns only on create.
 func (ingressStrategy) WarningsOnUpdate(_, _ runtime.Object) []string { return nil }
 
+// ingressStatus is /status of ingresses: GenericStatus, with kube's
+// warnings on load balancer IPs.
+func ingressStatus() *Subresource {
+	return &Subresource{Name: "status", Kind: "Ingress", GroupVersion: networkingV1, Verbs: []string{"get", "patch", "update"}, Strategy: ingressStatusStrategy{}}
+}
+
+type ingressStatusStrategy struct{ GenericStatus }
+
+var _ Warner = ingressStatusStrategy{}
+
+// WarningsOnCreate implements Warner; /status has no create.
+func (ingressStatusStrategy) WarningsOnCreate(runtime.Object) []string { return nil }
+
+// WarningsOnUpdate implements Warner: IPs that are valid but ambiguous.
+func (ingressStatusStrategy) WarningsOnUpdate(obj, _ runtime.Object) []string {
+	var out []string
+	p := field.NewPath("status", "loadBalancer", "ingress")
+	for i, in := range obj.(*networkingv1.Ingress).Status.LoadBalancer.Ingress {
+		if in.IP != "" {
+			out = append(out, utilvalidation.GetWarningsForIP(p.Index(i), in.IP)...)
+		}
+	}
+	return out
+}
+
 // networkPolicyStrategy is kube's NetworkPolicy strategy: Generic, with
 // warnings on ipBlock CIDRs that are valid but ambiguous.
 type networkPolicyStrategy struct{ Generic }

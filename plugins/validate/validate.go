@@ -127,6 +127,11 @@ func beforeUpdate(op *request.Operation) error {
 		}
 		st.PrepareForUpdate(op.Object, op.Old)
 		errs = st.ValidateUpdate(op.Object, op.Old)
+		if w, ok := st.(api.Warner); ok && len(errs) == 0 {
+			for _, msg := range w.WarningsOnUpdate(op.Object, op.Old) {
+				op.Warn(msg)
+			}
+		}
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)
