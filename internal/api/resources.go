@@ -126,7 +126,7 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 
 		{GroupVersion: networkingV1, Name: "ingresses", SingularName: "ingress", Kind: "Ingress", Namespaced: true, ShortNames: []string{"ing"},
-			Verbs: allVerbs, Subresources: subs(ingressStatus()), Strategy: ingressStrategy{withGeneration}},
+			Verbs: allVerbs, Subresources: subs(ingressStatus()), StoragePath: "ingress", Strategy: ingressStrategy{withGeneration}},
 		{GroupVersion: networkingV1, Name: "ingressclasses", SingularName: "ingressclass", Kind: "IngressClass",
 			Verbs: allVerbs, Strategy: Generic{Generation: true}},
 		{GroupVersion: networkingV1, Name: "networkpolicies", SingularName: "networkpolicy", Kind: "NetworkPolicy", Namespaced: true, ShortNames: []string{"netpol"},

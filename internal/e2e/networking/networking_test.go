@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -16,9 +17,13 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
+
+// prefix is this package's etcd prefix, so keys can be read back.
+const prefix = "/networkinge2e/registry"
 
 const classYAML = `apiVersion: networking.k8s.io/v1
 kind: IngressClass
@@ -148,7 +153,7 @@ func ingress(name string, mut ...func(*networkingv1.Ingress)) *networkingv1.Ingr
 // TestClientGo: kube's 422s, defaults, the status subresource, the
 // generation, the class annotation's warning and the default class.
 func TestClientGo(t *testing.T) {
-	ts := testserver.Start(t, testserver.Options{})
+	ts := testserver.Start(t, testserver.Options{Configure: func(c *config.Config) { c.Storage.Prefix = prefix }})
 	warnings := &e2eutil.Warnings{}
 	cfg := rest.CopyConfig(ts.Config)
 	cfg.WarningHandler = warnings
@@ -359,6 +364,38 @@ func TestClientGo(t *testing.T) {
 			t.Errorf("defaults: policyTypes %v, protocol %v, generation %d", got.Spec.PolicyTypes, got.Spec.Ingress[0].Ports[0].Protocol, got.Generation)
 		}
 	})
+
+	// kube's etcd layout: ingresses under /registry/ingress/.
+	t.Run("storage keys", func(t *testing.T) {
+		if _, err := cs.NetworkingV1().IngressClasses().Create(ctx, &networkingv1.IngressClass{ObjectMeta: metav1.ObjectMeta{Name: "stored"}, Spec: networkingv1.IngressClassSpec{Controller: "example.com/stored"}}, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for dir, want := range map[string]string{
+			"ingress/net/status":     "/ingress/net/status",
+			"networkpolicies/net/db": "/networkpolicies/net/db",
+			"ingressclasses/stored":  "/ingressclasses/stored",
+			"ingresses/":             "",
+		} {
+			got := strings.Join(etcdKeys(t, ts, dir), ",")
+			if got != want {
+				t.Errorf("etcd keys under %s: %q, want %q", dir, got, want)
+			}
+		}
+	})
+}
+
+// etcdKeys lists the keys under prefix+"/"+dir.
+func etcdKeys(t *testing.T, ts *testserver.TestServer, dir string) []string {
+	t.Helper()
+	resp, err := ts.Backend().Client.Get(context.Background(), prefix+"/"+dir, clientv3.WithPrefix(), clientv3.WithKeysOnly())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for _, kv := range resp.Kvs {
+		keys = append(keys, strings.TrimPrefix(string(kv.Key), prefix))
+	}
+	return keys
 }
 
 func ptr[T any](v T) *T { return &v }
