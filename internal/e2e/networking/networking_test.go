@@ -82,6 +82,16 @@ spec:
     - namespaceSelector: {}
 `
 
+// denyYAML goes through server-side apply.
+const denyYAML = `apiVersion: networking.k8s.io/v1
+kind: NetworkPolicy
+metadata:
+  name: deny-all
+  namespace: shop
+spec:
+  podSelector: {}
+`
+
 // TestKubectl applies chart-style manifests and reads them back with
 // kubectl's tables, describe and explain, then deletes them.
 func TestKubectl(t *testing.T) {
@@ -92,6 +102,10 @@ func TestKubectl(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(app, []byte(appYAML), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	deny := filepath.Join(dir, "deny.yaml")
+	if err := os.WriteFile(deny, []byte(denyYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	steps := []struct {
@@ -116,6 +130,10 @@ func TestKubectl(t *testing.T) {
 		{[]string{"-n", "shop", "describe", "ingress", "web"}, []string{"Name:", "web", "Namespace:", "shop", "Ingress Class:", "nginx", "TLS:", "web-tls terminates web.example.com", "Rules:", "web.example.com", "web:http"}},
 		{[]string{"describe", "ingressclass", "nginx"}, []string{"Name:", "nginx", "Controller:", "k8s.io/ingress-nginx", "Kind:", "IngressParameters", "Name:", "external-lb"}},
 		{[]string{"-n", "shop", "describe", "netpol", "web"}, []string{"PodSelector:", "app=web", "Allowing ingress traffic:", "8080/TCP", "IPBlock:", "CIDR: 10.0.0.0/16", "Except: 10.0.1.0/24", "Policy Types: Ingress, Egress"}},
+		{[]string{"apply", "--server-side", "--dry-run=server", "-f", deny}, []string{"networkpolicy.networking.k8s.io/deny-all serverside-applied (server dry run)"}},
+		{[]string{"apply", "--server-side", "-f", deny}, []string{"networkpolicy.networking.k8s.io/deny-all serverside-applied"}},
+		{[]string{"-n", "shop", "get", "netpol", "deny-all", "-o", "jsonpath={.spec.policyTypes} {.metadata.managedFields[0].manager} {.metadata.managedFields[0].operation}"}, []string{`["Ingress"] kubectl Apply`}},
+		{[]string{"-n", "shop", "delete", "netpol", "deny-all"}, []string{`networkpolicy.networking.k8s.io "deny-all" deleted`}},
 		{[]string{"explain", "ingress.spec"}, []string{"KIND:", "Ingress", "FIELD: spec <IngressSpec>", "ingressClassName", "defaultBackend"}},
 		{[]string{"explain", "networkpolicy.spec.policyTypes"}, []string{"NetworkPolicy", "policyTypes"}},
 		{[]string{"delete", "-f", app}, []string{`ingress.networking.k8s.io "web" deleted`, `networkpolicy.networking.k8s.io "web" deleted`}},
