@@ -125,6 +125,10 @@ func TestKubectl(t *testing.T) {
 		{[]string{"-n", "shop", "get", "ing,ingressclass,netpol"}, []string{
 			"ingress.networking.k8s.io/web", "ingressclass.networking.k8s.io/nginx (default)", "k8s.io/ingress-nginx", "IngressParameters.k8s.example.com/external-lb",
 			"CONTROLLER", "PARAMETERS", "POD-SELECTOR", "networkpolicy.networking.k8s.io/web", "app=web"}},
+		// Status is written through /status only.
+		{[]string{"-n", "shop", "patch", "ingress", "web", "--type=merge", "-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.7"}]}}}`}, []string{"ingress.networking.k8s.io/web patched (no change)"}},
+		{[]string{"-n", "shop", "patch", "ingress", "web", "--subresource=status", "--type=merge", "-p", `{"status":{"loadBalancer":{"ingress":[{"ip":"192.0.2.7"},{"hostname":"lb.example.com"}]}}}`}, []string{"ingress.networking.k8s.io/web patched"}},
+		{[]string{"-n", "shop", "get", "ing", "web"}, []string{"ADDRESS", "192.0.2.7,lb.example.com", "80, 443"}},
 		{[]string{"-n", "shop", "get", "ingress", "simple", "-o", "yaml"}, []string{"pathType: Exact", "path: /bar", "number: 8080", "secretName: my-cert", "generation: 1"}},
 		{[]string{"-n", "shop", "get", "netpol", "web", "-o", "yaml"}, []string{"- Ingress\n  - Egress", "protocol: TCP", "generation: 1"}},
 		{[]string{"-n", "shop", "describe", "ingress", "web"}, []string{"Name:", "web", "Namespace:", "shop", "Ingress Class:", "nginx", "TLS:", "web-tls terminates web.example.com", "Rules:", "web.example.com", "web:http"}},
