@@ -5,9 +5,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	networkingv1 "k8s.io/api/networking/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
 func networkingGK(kind string) schema.GroupKind {
@@ -271,5 +273,42 @@ func TestNetworkPolicy(t *testing.T) {
 			np.Spec.PodSelector = metav1.LabelSelector{MatchLabels: map[string]string{"app": "bad value"}}
 		}),
 			prefix: inv + `spec.podSelector.matchLabels: Invalid value: "bad value": `},
+	})
+}
+
+// FuzzValidateNetworking feeds arbitrary hosts, paths, path types,
+// backends and CIDRs through the Ingress and NetworkPolicy rules and the
+// rendering of their errors, none of which may panic.
+func FuzzValidateNetworking(f *testing.F) {
+	f.Add("web.example.com", "/", "Prefix", "web", int32(80), "10.0.0.0/16", "10.0.1.0/24", "TCP")
+	f.Add("*.example.com", "a//b/..", "Exact", "", int32(0), "010.0.0.0/8", "::ffff:1.2.3.0/120", "")
+	f.Add("10.0.0.1", "", "Regex", "Bad.Name", int32(70000), "", "1.2.3.4/33", "ICMP")
+	f.Fuzz(func(t *testing.T, host, path, pathType, svc string, port int32, cidr, except, proto string) {
+		pt := networkingv1.PathType(pathType)
+		ing := ingress(func(i *networkingv1.Ingress) {
+			i.ResourceVersion = "1"
+			i.Spec.Rules[0].Host = host
+			i.Spec.TLS = []networkingv1.IngressTLS{{Hosts: []string{host}, SecretName: svc}}
+			p := firstPath(i)
+			p.Path, p.PathType = path, &pt
+			p.Backend.Service = &networkingv1.IngressServiceBackend{Name: svc, Port: networkingv1.ServiceBackendPort{Number: port, Name: svc}}
+			i.Status.LoadBalancer.Ingress = []networkingv1.IngressLoadBalancerIngress{{IP: cidr, Hostname: host}}
+		})
+		old := ingress(func(i *networkingv1.Ingress) { i.ResourceVersion = "1"; i.Spec.Rules[0].Host = "*." + host })
+		p := ptr(corev1.Protocol(proto))
+		portVal := intstr.FromInt32(port)
+		np := netpol(func(np *networkingv1.NetworkPolicy) { np.ResourceVersion = "1" },
+			from(networkingv1.NetworkPolicyPeer{IPBlock: &networkingv1.IPBlock{CIDR: cidr, Except: []string{except}}}),
+			ports(networkingv1.NetworkPolicyPort{Protocol: p, Port: &portVal, EndPort: &port}))
+		oldNP := np.DeepCopy()
+		oldNP.Spec.Ingress[0].From[0].IPBlock.CIDR = except
+		for _, errs := range []field.ErrorList{
+			ValidateCreate(ing), ValidateUpdate(ing, old), ValidateStatusUpdate(ing, old),
+			ValidateCreate(np), ValidateUpdate(np, oldNP),
+		} {
+			if len(errs) > 0 {
+				_ = apierrors.NewInvalid(networkingGK("Ingress"), "x", errs).Error()
+			}
+		}
 	})
 }
