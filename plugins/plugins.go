@@ -24,6 +24,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
+	jwtauthn "github.com/kpipe/kpipe/plugins/authentication/jwt"
 	satoken "github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
@@ -61,6 +62,7 @@ func Registry() *pipeline.Registry {
 		tokenfile.Register,
 		anonymous.Register,
 		satoken.Register,
+		jwtauthn.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,

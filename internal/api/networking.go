@@ -12,14 +12,6 @@ import (
 
 var networkingV1 = schema.GroupVersion{Group: "networking.k8s.io", Version: "v1"}
 
-// Warner is implemented by strategies that warn about what they accept, as
-// kube's WarningsOnCreate and WarningsOnUpdate: the validate stage sends
-// the warnings once the object is valid.
-type Warner interface {
-	WarningsOnCreate(obj runtime.Object) []string
-	WarningsOnUpdate(obj, old runtime.Object) []string
-}
-
 // annotationIngressClass is the class annotation spec.ingressClassName
 // replaced.
 const annotationIngressClass = "kubernetes.io/ingress.class"

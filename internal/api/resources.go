@@ -22,6 +22,7 @@ var (
 	coreV1        = schema.GroupVersion{Version: "v1"}
 	appsV1        = schema.GroupVersion{Group: "apps", Version: "v1"}
 	autoscalingV1 = schema.GroupVersion{Group: "autoscaling", Version: "v1"}
+	batchV1       = schema.GroupVersion{Group: "batch", Version: "v1"}
 )
 
 // Options are the settings resources take from the server's config.
@@ -114,6 +115,11 @@ func Resources(o Options) []*Resource {
 			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: withGeneration},
 		{GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: withGeneration},
+
+		{GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job", Namespaced: true, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(batchV1, "Job")), Strategy: newJobStrategy(), FieldAttrs: jobFields},
+		{GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob", Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(batchV1, "CronJob")), Strategy: cronJobStrategy{withGeneration}},
 
 		{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},

@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -88,11 +89,19 @@ func beforeCreate(op *request.Operation, now time.Time) error {
 		return invalid(res, m.GetName(), errs)
 	}
 	if w, ok := res.Strategy.(api.Warner); ok {
-		for _, msg := range w.WarningsOnCreate(op.Object) {
+		warn(op, w.WarningsOnCreate(op.Object))
+	}
+	return nil
+}
+
+// warn adds the strategy's warnings, each once: a write retried from
+// decode passes here again.
+func warn(op *request.Operation, msgs []string) {
+	for _, msg := range msgs {
+		if !slices.Contains(op.Warnings, msg) {
 			op.Warn(msg)
 		}
 	}
-	return nil
 }
 
 // beforeUpdate keeps the system fields of the live object, lets the
@@ -128,17 +137,13 @@ func beforeUpdate(op *request.Operation) error {
 		st.PrepareForUpdate(op.Object, op.Old)
 		errs = st.ValidateUpdate(op.Object, op.Old)
 		if w, ok := st.(api.Warner); ok && len(errs) == 0 {
-			for _, msg := range w.WarningsOnUpdate(op.Object, op.Old) {
-				op.Warn(msg)
-			}
+			warn(op, w.WarningsOnUpdate(op.Object, op.Old))
 		}
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)
 		if w, ok := res.Strategy.(api.Warner); ok && len(errs) == 0 {
-			for _, msg := range w.WarningsOnUpdate(op.Object, op.Old) {
-				op.Warn(msg)
-			}
+			warn(op, w.WarningsOnUpdate(op.Object, op.Old))
 		}
 	}
 	if len(errs) > 0 {
