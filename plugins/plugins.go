@@ -6,6 +6,7 @@ package plugins
 import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/plugins/admission/alwayspullimages"
+	"github.com/kpipe/kpipe/plugins/admission/defaultingressclass"
 	"github.com/kpipe/kpipe/plugins/admission/defaulttolerationseconds"
 	"github.com/kpipe/kpipe/plugins/admission/limitranger"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
@@ -81,6 +82,7 @@ func Registry() *pipeline.Registry {
 		limitranger.Register,
 		alwayspullimages.Register,
 		defaulttolerationseconds.Register,
+		defaultingressclass.Register,
 		namespaceautoprovision.Register,
 		namespaceexists.Register,
 		priority.Register,

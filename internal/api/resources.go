@@ -131,6 +131,13 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 
+		{GroupVersion: networkingV1, Name: "ingresses", SingularName: "ingress", Kind: "Ingress", Namespaced: true, ShortNames: []string{"ing"},
+			Verbs: allVerbs, Subresources: subs(ingressStatus()), StoragePath: "ingress", Strategy: ingressStrategy{withGeneration}},
+		{GroupVersion: networkingV1, Name: "ingressclasses", SingularName: "ingressclass", Kind: "IngressClass",
+			Verbs: allVerbs, Strategy: Generic{Generation: true}},
+		{GroupVersion: networkingV1, Name: "networkpolicies", SingularName: "networkpolicy", Kind: "NetworkPolicy", Namespaced: true, ShortNames: []string{"netpol"},
+			Verbs: allVerbs, Strategy: networkPolicyStrategy{Generic{Generation: true}}},
+
 		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"},
 			Verbs: allVerbs, Strategy: plain},
 
