@@ -134,6 +134,8 @@ func Attributes(info *request.RequestInfo, u *request.User) *auth.Attributes {
 		a.Resource = info.Resource
 		a.Subresource = info.Subresource
 		a.Name = info.Name
+		a.FieldSelector = info.FieldSelector
+		a.LabelSelector = info.LabelSelector
 	}
 	return a
 }
