@@ -32,7 +32,7 @@ import (
 type TokenCache struct {
 	ttl        time.Duration
 	failureTTL time.Duration // 0: failures are not kept
-	now func() time.Time
+	now        func() time.Time
 
 	hashes sync.Pool // HMAC-SHA256 under a key of this process
 	shards [tokenShards]tokenShard
