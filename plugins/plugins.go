@@ -30,6 +30,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/authorization/alwaysallow"
 	"github.com/kpipe/kpipe/plugins/authorization/alwaysdeny"
 	"github.com/kpipe/kpipe/plugins/authorization/rbac"
+	authzwebhook "github.com/kpipe/kpipe/plugins/authorization/webhook"
 	"github.com/kpipe/kpipe/plugins/decode"
 	"github.com/kpipe/kpipe/plugins/etcdwriter"
 	"github.com/kpipe/kpipe/plugins/fieldmanager"
@@ -66,6 +67,7 @@ func Registry() *pipeline.Registry {
 		alwaysallow.Register,
 		alwaysdeny.Register,
 		rbac.Register,
+		authzwebhook.Register,
 		decode.Register,
 		fieldmanager.Register,
 		mutating.Register,
