@@ -25,6 +25,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
 	satoken "github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
+	authnwebhook "github.com/kpipe/kpipe/plugins/authentication/webhook"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
 	"github.com/kpipe/kpipe/plugins/authorization"
 	"github.com/kpipe/kpipe/plugins/authorization/alwaysallow"
@@ -61,6 +62,7 @@ func Registry() *pipeline.Registry {
 		tokenfile.Register,
 		anonymous.Register,
 		satoken.Register,
+		authnwebhook.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,
