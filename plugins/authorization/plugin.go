@@ -6,6 +6,7 @@ package authorization
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -108,7 +109,7 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		if err != nil {
 			request.AddAuditAnnotation(ctx, reasonAnnotation, "internal error")
 			s.log.Warn("authorization error", zap.String("user", u.Name), zap.String("verb", a.Verb), zap.Error(err))
-			status.Write(w, apierrors.NewInternalError(err))
+			internalError(w, r, err)
 			return
 		}
 		request.AddAuditAnnotation(ctx, decisionAnnotation, "forbid")
@@ -116,6 +117,15 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		status.Write(w, Forbidden(a, reason))
 	})
 }
+
+// internalError answers as kube's responsewriters.InternalError does
+// when an authorizer failed and none allowed: a plain-text 500 naming the
+// request URI, not a Status.
+func internalError(w http.ResponseWriter, r *http.Request, err error) {
+	http.Error(w, htmlEscaper.Replace(fmt.Sprintf("Internal Server Error: %q: %v", r.RequestURI, err)), http.StatusInternalServerError)
+}
+
+var htmlEscaper = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
 
 // kube's audit annotations of the decision.
 const (

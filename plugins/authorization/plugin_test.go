@@ -163,11 +163,14 @@ func TestMiddleware(t *testing.T) {
 		list     []auth.Authorizer
 		wantCode int
 		wantMsg  string
+		wantText string
 	}{
 		{name: "allowed", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysallow.Authorizer{}}, wantCode: http.StatusOK},
 		{name: "forbidden", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysdeny.Authorizer{}}, wantCode: http.StatusForbidden,
 			wantMsg: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b": Everything is forbidden.`},
 		{name: "authorizer error is 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("boom")}}, wantCode: http.StatusInternalServerError},
+		{name: "authorizer error is kube's plain-text 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("dial <x> & y")}}, wantCode: http.StatusInternalServerError,
+			wantText: "Internal Server Error: \"/api/v1/namespaces/team-b/pods\": dial &lt;x&gt; &amp; y\n"},
 		{name: "no user is 500", wantCode: http.StatusInternalServerError, wantMsg: "Internal error occurred: no user found for request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -182,6 +185,11 @@ func TestMiddleware(t *testing.T) {
 			h.ServeHTTP(w, r)
 			if w.Code != tc.wantCode {
 				t.Fatalf("code %d, want %d: %s", w.Code, tc.wantCode, w.Body)
+			}
+			if tc.wantText != "" {
+				if got := w.Body.String(); got != tc.wantText || w.Header().Get("Content-Type") != "text/plain; charset=utf-8" {
+					t.Fatalf("body %q (%s), want %q", got, w.Header().Get("Content-Type"), tc.wantText)
+				}
 			}
 			if tc.wantMsg != "" {
 				var st metav1.Status

@@ -310,9 +310,11 @@ func TestAuthWebhooks(t *testing.T) {
 		if _, err := carol.CoreV1().ConfigMaps("team").Get(ctx, "none", metav1.GetOptions{}); !apierrors.IsNotFound(err) {
 			t.Fatalf("carol get configmap with the webhook down: %v, want RBAC to decide (404)", err)
 		}
-		// Nobody allows: the webhook's error makes it kube's 500, not 403.
+		// Nobody allows: the webhook's error makes it kube's plain-text
+		// 500, not a 403.
 		_, err = carol.CoreV1().Secrets("team").Get(ctx, "none", metav1.GetOptions{})
-		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), "connection refused") {
+		if !apierrors.IsInternalError(err) || !strings.Contains(err.Error(), `Internal Server Error: \"/api/v1/namespaces/team/secrets/none\": Post`) ||
+			!strings.Contains(err.Error(), "connection refused") {
 			t.Fatalf("carol get secret with the webhook down: %v, want an internal error naming the refused connection", err)
 		}
 		// A token the cache does not hold is 401; jane's still works
