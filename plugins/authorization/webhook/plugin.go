@@ -5,11 +5,13 @@ package webhook
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	authorizationv1 "k8s.io/api/authorization/v1"
 
 	"github.com/kpipe/kpipe/config"
+	"github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
 
@@ -47,7 +49,19 @@ type Config struct {
 	// FailurePolicy is what a failed call decides: NoOpinion (the next
 	// authorizer is asked) or Deny.
 	FailurePolicy string `koanf:"failurePolicy"`
+	// MatchConditions are CEL expressions over `request` (the review's
+	// spec): the webhook is asked only when all are true; one false
+	// skips it (NoOpinion), an error decides by failurePolicy.
+	MatchConditions []MatchCondition `koanf:"matchConditions"`
 }
+
+// MatchCondition is one CEL expression of matchConditions.
+type MatchCondition struct {
+	Expression string `koanf:"expression"`
+}
+
+// maxMatchConditions is kube's bound.
+const maxMatchConditions = 64
 
 // defaultConfig is kube-apiserver's: the flags' TTLs, the timeout and
 // failure policy the flags imply.
@@ -79,6 +93,22 @@ func (c *Config) Validate() error {
 		return &config.FieldError{Key: "timeout", Msg: fmt.Sprintf("must be more than 0 and no more than 30s, got %s", c.Timeout)}
 	case c.FailurePolicy != FailurePolicyNoOpinion && c.FailurePolicy != FailurePolicyDeny:
 		return &config.FieldError{Key: "failurePolicy", Msg: fmt.Sprintf("unsupported value %q: supported values are \"NoOpinion\", \"Deny\"", c.FailurePolicy)}
+	case len(c.MatchConditions) > maxMatchConditions:
+		return &config.FieldError{Key: "matchConditions", Msg: fmt.Sprintf("must have at most %d items, got %d", maxMatchConditions, len(c.MatchConditions))}
+	}
+	seen := map[string]bool{}
+	for i, m := range c.MatchConditions {
+		key := fmt.Sprintf("matchConditions[%d].expression", i)
+		switch {
+		case strings.TrimSpace(m.Expression) == "":
+			return &config.FieldError{Key: key, Msg: "is required"}
+		case seen[m.Expression]:
+			return &config.FieldError{Key: key, Msg: fmt.Sprintf("duplicate value %q", m.Expression)}
+		}
+		seen[m.Expression] = true
+		if x := cel.CompileAuthorizationMatchCondition(m.Expression); x.Err != nil {
+			return &config.FieldError{Key: key, Msg: x.Err.Error()}
+		}
 	}
 	return nil
 }

@@ -15,8 +15,10 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/selection"
 	"k8s.io/apimachinery/pkg/util/cache"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"github.com/kpipe/kpipe/internal/admission/cel"
 	"github.com/kpipe/kpipe/internal/auth"
 	authwebhook "github.com/kpipe/kpipe/internal/auth/webhook"
 	"github.com/kpipe/kpipe/internal/pipeline"
@@ -38,6 +40,7 @@ type Authorizer struct {
 	unauthorizedTTL time.Duration
 	backoff         wait.Backoff
 	onError         auth.Decision
+	match           []cel.Expression
 	log             *zap.Logger
 	metrics         metrics
 }
@@ -46,6 +49,10 @@ type metrics struct {
 	evaluations *prometheus.CounterVec
 	duration    *prometheus.HistogramVec
 	failOpen    *prometheus.CounterVec
+	// kube's match condition metrics, type "Webhook".
+	matchErrors     *prometheus.CounterVec
+	matchExclusions *prometheus.CounterVec
+	matchSeconds    *prometheus.HistogramVec
 }
 
 var (
@@ -99,6 +106,9 @@ func newAuthorizer(c *Config, clock cache.Clock) *Authorizer {
 	if c.FailurePolicy == FailurePolicyDeny {
 		a.onError = auth.Deny
 	}
+	for _, m := range c.MatchConditions {
+		a.match = append(a.match, cel.CompileAuthorizationMatchCondition(m.Expression))
+	}
 	return a
 }
 
@@ -118,6 +128,19 @@ func newMetrics() metrics {
 			Namespace: "apiserver", Subsystem: "authorization", Name: "webhook_evaluations_fail_open_total",
 			Help: "NoOpinion results due to webhook timeout or error.",
 		}, []string{"name", "result"}),
+		matchErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiserver", Subsystem: "authorization", Name: "match_condition_evaluation_errors_total",
+			Help: "Total number of errors when an authorization webhook encounters a match condition error split by authorizer type and name.",
+		}, []string{"type", "name"}),
+		matchExclusions: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "apiserver", Subsystem: "authorization", Name: "match_condition_exclusions_total",
+			Help: "Total number of exclusions when an authorization webhook is skipped because match conditions exclude it.",
+		}, []string{"type", "name"}),
+		matchSeconds: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: "apiserver", Subsystem: "authorization", Name: "match_condition_evaluation_seconds",
+			Help:    "Authorization match condition evaluation time in seconds, split by authorizer type and name.",
+			Buckets: []float64{0.001, 0.005, 0.01, 0.025, 0.1, 0.2, 0.25},
+		}, []string{"type", "name"}),
 	}
 }
 
@@ -131,6 +154,9 @@ func (a *Authorizer) Provision(env *pipeline.Env) error {
 		a.metrics.evaluations = pipeline.Register(env, a.metrics.evaluations)
 		a.metrics.duration = pipeline.Register(env, a.metrics.duration)
 		a.metrics.failOpen = pipeline.Register(env, a.metrics.failOpen)
+		a.metrics.matchErrors = pipeline.Register(env, a.metrics.matchErrors)
+		a.metrics.matchExclusions = pipeline.Register(env, a.metrics.matchExclusions)
+		a.metrics.matchSeconds = pipeline.Register(env, a.metrics.matchSeconds)
 	}
 	return nil
 }
@@ -144,6 +170,15 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs *auth.Attributes) (aut
 	r := &authorizationv1.SubjectAccessReview{
 		TypeMeta: metav1.TypeMeta{APIVersion: authorizationv1.SchemeGroupVersion.String(), Kind: "SubjectAccessReview"},
 		Spec:     spec(attrs),
+	}
+	if len(a.match) > 0 {
+		ok, err := a.matches(ctx, &r.Spec)
+		if err != nil {
+			return a.onError, "", err
+		}
+		if !ok {
+			return auth.NoOpinion, "", nil
+		}
 	}
 	key, err := json.Marshal(r.Spec)
 	if err != nil {
@@ -201,6 +236,74 @@ func (a *Authorizer) Authorize(ctx context.Context, attrs *auth.Attributes) (aut
 		return auth.Allow, st.Reason, nil
 	}
 	return auth.NoOpinion, st.Reason, nil
+}
+
+// matchType is the `type` label of kube's match condition metrics.
+const matchType = "Webhook"
+
+// matches evaluates the matchConditions as kube's matcher: false as soon
+// as one is false; else the errors of those that failed, if any.
+func (a *Authorizer) matches(ctx context.Context, s *authorizationv1.SubjectAccessReviewSpec) (bool, error) {
+	start := time.Now()
+	var errs []error
+	defer func() {
+		a.metrics.matchSeconds.WithLabelValues(matchType, a.name).Observe(time.Since(start).Seconds())
+		if len(errs) > 0 {
+			a.metrics.matchErrors.WithLabelValues(matchType, a.name).Inc()
+		}
+	}()
+	vars := map[string]any{cel.RequestVar: celRequest(s)}
+	for i := range a.match {
+		ok, err := a.match[i].EvalBool(ctx, vars)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !ok {
+			a.metrics.matchExclusions.WithLabelValues(matchType, a.name).Inc()
+			return false, nil
+		}
+	}
+	return len(errs) == 0, utilerrors.NewAggregate(errs)
+}
+
+// celRequest is the review's spec as kube hands it to CEL: every user and
+// attribute field, even empty ones.
+func celRequest(s *authorizationv1.SubjectAccessReviewSpec) map[string]any {
+	extra := map[string]any{}
+	for k, v := range s.Extra {
+		extra[k] = []string(v)
+	}
+	groups := s.Groups
+	if groups == nil {
+		groups = []string{}
+	}
+	m := map[string]any{"user": s.User, "groups": groups, "uid": s.UID, "extra": extra}
+	if ra := s.ResourceAttributes; ra != nil {
+		r := map[string]any{
+			"namespace": ra.Namespace, "verb": ra.Verb, "group": ra.Group, "version": ra.Version,
+			"resource": ra.Resource, "subresource": ra.Subresource, "name": ra.Name,
+		}
+		if fs := ra.FieldSelector; fs != nil && len(fs.Requirements) > 0 {
+			reqs := make([]any, 0, len(fs.Requirements))
+			for _, q := range fs.Requirements {
+				reqs = append(reqs, map[string]any{"key": q.Key, "operator": string(q.Operator), "values": q.Values})
+			}
+			r["fieldSelector"] = map[string]any{"requirements": reqs}
+		}
+		if ls := ra.LabelSelector; ls != nil && len(ls.Requirements) > 0 {
+			reqs := make([]any, 0, len(ls.Requirements))
+			for _, q := range ls.Requirements {
+				reqs = append(reqs, map[string]any{"key": q.Key, "operator": string(q.Operator), "values": q.Values})
+			}
+			r["labelSelector"] = map[string]any{"requirements": reqs}
+		}
+		m["resourceAttributes"] = r
+	}
+	if nra := s.NonResourceAttributes; nra != nil {
+		m["nonResourceAttributes"] = map[string]any{"path": nra.Path, "verb": nra.Verb}
+	}
+	return m
 }
 
 // spec maps the attributes onto a SubjectAccessReview as kube does.

@@ -462,3 +462,107 @@ func TestConfig(t *testing.T) {
 }
 
 func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func TestMatchConditions(t *testing.T) {
+	rm := startRemote(t)
+	rm.answer = func(int, *authorizationv1.SubjectAccessReview) (int, authorizationv1.SubjectAccessReviewStatus) {
+		return http.StatusOK, authorizationv1.SubjectAccessReviewStatus{Allowed: true}
+	}
+	conds := func(exprs ...string) func(*Config) {
+		return func(c *Config) {
+			c.AuthorizedTTL = 0
+			for _, e := range exprs {
+				c.MatchConditions = append(c.MatchConditions, MatchCondition{Expression: e})
+			}
+		}
+	}
+	for _, tc := range []struct {
+		name     string
+		exprs    []string
+		attrs    *auth.Attributes
+		want     auth.Decision
+		wantErr  string
+		called   bool
+		excluded float64
+		errors   float64
+	}{
+		{name: "all true: the webhook is asked", exprs: []string{
+			"request.resourceAttributes.namespace == 'team'",
+			"'dev' in request.groups && request.extra['scopes'] == ['a', 'b'] && request.uid == 'u-1'",
+			"request.resourceAttributes.labelSelector.requirements.exists(r, r.key == 'app' && r.operator == 'In' && r.values == ['x'])",
+			"!has(request.resourceAttributes.fieldSelector)",
+		}, attrs: func() *auth.Attributes { a := listPods(); a.LabelSelector = "app=x"; return a }(), want: auth.Allow, called: true},
+		{name: "one false: skipped with NoOpinion", exprs: []string{"request.user != 'alice'"}, attrs: listPods(), want: auth.NoOpinion, excluded: 1},
+		{name: "an error: failurePolicy with the error", exprs: []string{"request.resourceAttributes.namespace == 'team'"},
+			attrs: &auth.Attributes{User: alice, Verb: "get", Path: "/healthz"}, want: auth.NoOpinion, errors: 1,
+			wantErr: "cel evaluation error: expression 'request.resourceAttributes.namespace == 'team'' resulted in error: no such key: resourceAttributes"},
+		{name: "an error then a false: skipped, no error", exprs: []string{"request.resourceAttributes.verb == 'get'", "request.user == 'bob'"},
+			attrs: &auth.Attributes{User: alice, Verb: "get", Path: "/healthz"}, want: auth.NoOpinion, errors: 1, excluded: 1},
+		{name: "non-resource attributes", exprs: []string{"request.nonResourceAttributes.path.startsWith('/health')"},
+			attrs: &auth.Attributes{User: alice, Verb: "get", Path: "/healthz"}, want: auth.Allow, called: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			a, _, _ := newTest(t, rm, conds(tc.exprs...))
+			before := rm.calls()
+			d, _, err := a.Authorize(context.Background(), tc.attrs)
+			if d != tc.want {
+				t.Errorf("decision %v, want %v (err %v)", d, tc.want, err)
+			}
+			if tc.wantErr == "" && err != nil || tc.wantErr != "" && (err == nil || err.Error() != tc.wantErr) {
+				t.Errorf("error %v, want %q", err, tc.wantErr)
+			}
+			if called := rm.calls() > before; called != tc.called {
+				t.Errorf("webhook called: %v, want %v", called, tc.called)
+			}
+			if n := testutil.ToFloat64(a.metrics.matchExclusions.WithLabelValues("Webhook", "default")); n != tc.excluded {
+				t.Errorf("exclusions %v, want %v", n, tc.excluded)
+			}
+			if n := testutil.ToFloat64(a.metrics.matchErrors.WithLabelValues("Webhook", "default")); n != tc.errors {
+				t.Errorf("evaluation errors %v, want %v", n, tc.errors)
+			}
+		})
+	}
+	t.Run("failurePolicy Deny denies on an evaluation error", func(t *testing.T) {
+		a, _, _ := newTest(t, rm, func(c *Config) {
+			c.FailurePolicy = FailurePolicyDeny
+			conds("request.resourceAttributes.verb == 'get'")(c)
+		})
+		if d, _, err := a.Authorize(context.Background(), &auth.Attributes{User: alice, Verb: "get", Path: "/x"}); d != auth.Deny || err == nil {
+			t.Fatalf("got %v %v", d, err)
+		}
+	})
+	t.Run("validation compiles each expression", func(t *testing.T) {
+		for expr, want := range map[string]string{
+			"request.user":          "matchConditions[0].expression: must evaluate to bool but got string",
+			"request.nope == 'x'":   "matchConditions[0].expression: compilation failed: ERROR: <input>:1:8: undefined field 'nope'",
+			"object.metadata.name":  "matchConditions[0].expression: compilation failed: ERROR: <input>:1:1: undeclared reference to 'object'",
+			"  ":                    "matchConditions[0].expression: is required",
+			"request.user == 'x' (": "matchConditions[0].expression: compilation failed",
+		} {
+			c := defaultConfig()
+			c.KubeConfigFile = "/x"
+			conds(expr)(c)
+			if err := c.Validate(); err == nil || !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("%q: got %v, want %q", expr, err, want)
+			}
+		}
+		c := defaultConfig()
+		c.KubeConfigFile = "/x"
+		conds("true", "true")(c)
+		if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "matchConditions[1].expression: duplicate value") {
+			t.Errorf("duplicates: %v", err)
+		}
+	})
+	t.Run("decoded from YAML-like config", func(t *testing.T) {
+		c := defaultConfig()
+		if err := config.Decode(map[string]any{"kubeConfigFile": "/x", "matchConditions": []any{map[string]any{"expression": "true"}}}, c, ""); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.MatchConditions) != 1 || c.MatchConditions[0].Expression != "true" {
+			t.Fatalf("%+v", c.MatchConditions)
+		}
+		if err := config.Decode(map[string]any{"matchConditions": []any{map[string]any{"expr": "true"}}}, defaultConfig(), ""); err == nil {
+			t.Fatal("unknown key accepted")
+		}
+	})
+}
