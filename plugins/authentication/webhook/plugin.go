@@ -23,7 +23,8 @@ type Config struct {
 	// credentials the server presents (users):
 	// --authentication-token-webhook-config-file.
 	KubeConfigFile string `koanf:"kubeConfigFile"`
-	// Version is --authentication-token-webhook-version; v1 only.
+	// Version is --authentication-token-webhook-version: v1 (the default
+	// here) or v1beta1 (kube's flag default).
 	Version string `koanf:"version"`
 	// CacheTTL is how long an answer (authenticated or not) is kept:
 	// --authentication-token-webhook-cache-ttl. 0 asks every time.
@@ -40,8 +41,8 @@ func (c *Config) Validate() error {
 	switch {
 	case c.KubeConfigFile == "":
 		return &config.FieldError{Key: "kubeConfigFile", Msg: "is required"}
-	case c.Version != authenticationv1.SchemeGroupVersion.Version:
-		return &config.FieldError{Key: "version", Msg: fmt.Sprintf("unsupported value %q: supported values are \"v1\"", c.Version)}
+	case c.Version != "v1" && c.Version != "v1beta1":
+		return &config.FieldError{Key: "version", Msg: fmt.Sprintf("unsupported value %q: supported values are \"v1\", \"v1beta1\"", c.Version)}
 	case c.CacheTTL < 0:
 		return &config.FieldError{Key: "cacheTTL", Msg: fmt.Sprintf("must be 0 or more, got %s", c.CacheTTL)}
 	}

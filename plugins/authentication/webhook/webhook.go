@@ -10,6 +10,7 @@ import (
 
 	"go.uber.org/zap"
 	authenticationv1 "k8s.io/api/authentication/v1"
+	authenticationv1beta1 "k8s.io/api/authentication/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
@@ -50,11 +51,38 @@ func New(c *Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, errors.New("kubeConfigFile: " + err.Error())
 	}
+	a := &Authenticator{backoff: authwebhook.DefaultBackoff(), ttl: c.CacheTTL, log: zap.NewNop()}
+	if c.Version == authenticationv1beta1.SchemeGroupVersion.Version {
+		client, err := authwebhook.NewClient(rc, authenticationv1beta1.SchemeGroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		a.post = func(ctx context.Context, in, out *authenticationv1.TokenReview) (int, error) {
+			req := &authenticationv1beta1.TokenReview{
+				TypeMeta: metav1.TypeMeta{APIVersion: authenticationv1beta1.SchemeGroupVersion.String(), Kind: "TokenReview"},
+				Spec:     authenticationv1beta1.TokenReviewSpec{Token: in.Spec.Token, Audiences: in.Spec.Audiences},
+			}
+			res := &authenticationv1beta1.TokenReview{}
+			code, err := client.Post(ctx, req, res)
+			st := res.Status
+			out.Status = authenticationv1.TokenReviewStatus{
+				Authenticated: st.Authenticated, Audiences: st.Audiences, Error: st.Error,
+				User: authenticationv1.UserInfo{Username: st.User.Username, UID: st.User.UID, Groups: st.User.Groups},
+			}
+			if st.User.Extra != nil {
+				out.Status.User.Extra = make(map[string]authenticationv1.ExtraValue, len(st.User.Extra))
+				for k, v := range st.User.Extra {
+					out.Status.User.Extra[k] = authenticationv1.ExtraValue(v)
+				}
+			}
+			return code, err
+		}
+		return a, nil
+	}
 	client, err := authwebhook.NewClient(rc, authenticationv1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
 	}
-	a := &Authenticator{backoff: authwebhook.DefaultBackoff(), ttl: c.CacheTTL, log: zap.NewNop()}
 	a.post = func(ctx context.Context, in, out *authenticationv1.TokenReview) (int, error) {
 		return client.Post(ctx, in, out)
 	}

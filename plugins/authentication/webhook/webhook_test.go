@@ -351,7 +351,7 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{"kubeConfigFile is required", func(c *Config) { c.KubeConfigFile = "" }, "kubeConfigFile: is required"},
-		{"only v1", func(c *Config) { c.Version = "v1beta1" }, `version: unsupported value "v1beta1"`},
+		{"v1 or v1beta1", func(c *Config) { c.Version = "v2" }, `version: unsupported value "v2": supported values are "v1", "v1beta1"`},
 		{"cacheTTL not negative", func(c *Config) { c.CacheTTL = -time.Second }, "cacheTTL: must be 0 or more"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -376,4 +376,40 @@ func TestConfig(t *testing.T) {
 			t.Fatalf("got %v", err)
 		}
 	})
+}
+
+func TestAuthenticateV1beta1(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"authentication.k8s.io/v1beta1","kind":"TokenReview","status":{"authenticated":true,"user":{"username":"old","uid":"7","groups":["g"],"extra":{"k":["v"]}}}}`))
+	}))
+	defer srv.Close()
+	c := defaultConfig()
+	c.Version = "v1beta1"
+	c.CacheTTL = 0
+	c.KubeConfigFile = writeKubeconfig(t, &remote{Server: srv})
+	a, err := New(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Provision(&pipeline.Env{Metrics: prometheus.NewRegistry(), Server: config.Default()}); err != nil {
+		t.Fatal(err)
+	}
+	u, ok, err := a.AuthenticateRequest(req("tok"))
+	if !ok || err != nil {
+		t.Fatalf("got %v %v", ok, err)
+	}
+	if want := (&request.User{Name: "old", UID: "7", Groups: []string{"g"}, Extra: map[string][]string{"k": {"v"}}}); !reflect.DeepEqual(u, want) {
+		t.Errorf("user %+v, want %+v", u, want)
+	}
+	if got["apiVersion"] != "authentication.k8s.io/v1beta1" || got["kind"] != "TokenReview" {
+		t.Errorf("sent %v", got)
+	}
+	if spec, _ := got["spec"].(map[string]any); spec["token"] != "tok" {
+		t.Errorf("spec %v", got["spec"])
+	}
 }

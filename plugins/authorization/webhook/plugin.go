@@ -37,7 +37,8 @@ type Config struct {
 	// KubeConfigFile names the remote service (clusters), its CA and the
 	// credentials the server presents (users): --authorization-webhook-config-file.
 	KubeConfigFile string `koanf:"kubeConfigFile"`
-	// SubjectAccessReviewVersion is --authorization-webhook-version; v1 only.
+	// SubjectAccessReviewVersion is --authorization-webhook-version: v1
+	// (the default here) or v1beta1 (kube's flag default).
 	SubjectAccessReviewVersion string `koanf:"subjectAccessReviewVersion"`
 	// AuthorizedTTL and UnauthorizedTTL are how long allowed and
 	// not-allowed answers are kept: --authorization-webhook-cache-(un)authorized-ttl.
@@ -83,8 +84,8 @@ func (c *Config) Validate() error {
 		return &config.FieldError{Key: "name", Msg: "is required"}
 	case c.KubeConfigFile == "":
 		return &config.FieldError{Key: "kubeConfigFile", Msg: "is required"}
-	case c.SubjectAccessReviewVersion != authorizationv1.SchemeGroupVersion.Version:
-		return &config.FieldError{Key: "subjectAccessReviewVersion", Msg: fmt.Sprintf("unsupported value %q: supported values are \"v1\"", c.SubjectAccessReviewVersion)}
+	case c.SubjectAccessReviewVersion != "v1" && c.SubjectAccessReviewVersion != "v1beta1":
+		return &config.FieldError{Key: "subjectAccessReviewVersion", Msg: fmt.Sprintf("unsupported value %q: supported values are \"v1\", \"v1beta1\"", c.SubjectAccessReviewVersion)}
 	case c.AuthorizedTTL < 0:
 		return &config.FieldError{Key: "authorizedTTL", Msg: fmt.Sprintf("must be 0 or more, got %s", c.AuthorizedTTL)}
 	case c.UnauthorizedTTL < 0:

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	authorizationv1 "k8s.io/api/authorization/v1"
+	authorizationv1beta1 "k8s.io/api/authorization/v1beta1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
@@ -69,15 +70,58 @@ func build(c *Config, clock cache.Clock) (*Authorizer, error) {
 	if err != nil {
 		return nil, &fieldErr{key: "kubeConfigFile", err: err}
 	}
+	a := newAuthorizer(c, clock)
+	if c.SubjectAccessReviewVersion == authorizationv1beta1.SchemeGroupVersion.Version {
+		client, err := authwebhook.NewClient(rc, authorizationv1beta1.SchemeGroupVersion)
+		if err != nil {
+			return nil, err
+		}
+		a.post = func(ctx context.Context, in, out *authorizationv1.SubjectAccessReview) (int, error) {
+			res := &authorizationv1beta1.SubjectAccessReview{}
+			code, err := client.Post(ctx, toV1beta1(in), res)
+			out.Status = authorizationv1.SubjectAccessReviewStatus{
+				Allowed: res.Status.Allowed, Denied: res.Status.Denied,
+				Reason: res.Status.Reason, EvaluationError: res.Status.EvaluationError,
+			}
+			return code, err
+		}
+		return a, nil
+	}
 	client, err := authwebhook.NewClient(rc, authorizationv1.SchemeGroupVersion)
 	if err != nil {
 		return nil, err
 	}
-	a := newAuthorizer(c, clock)
 	a.post = func(ctx context.Context, in, out *authorizationv1.SubjectAccessReview) (int, error) {
 		return client.Post(ctx, in, out)
 	}
 	return a, nil
+}
+
+// toV1beta1 is the review in authorization.k8s.io/v1beta1, whose spec
+// names the groups `group`.
+func toV1beta1(in *authorizationv1.SubjectAccessReview) *authorizationv1beta1.SubjectAccessReview {
+	s := in.Spec
+	out := &authorizationv1beta1.SubjectAccessReview{
+		TypeMeta: metav1.TypeMeta{APIVersion: authorizationv1beta1.SchemeGroupVersion.String(), Kind: "SubjectAccessReview"},
+		Spec:     authorizationv1beta1.SubjectAccessReviewSpec{User: s.User, Groups: s.Groups, UID: s.UID},
+	}
+	if s.Extra != nil {
+		out.Spec.Extra = make(map[string]authorizationv1beta1.ExtraValue, len(s.Extra))
+		for k, v := range s.Extra {
+			out.Spec.Extra[k] = authorizationv1beta1.ExtraValue(v)
+		}
+	}
+	if ra := s.ResourceAttributes; ra != nil {
+		out.Spec.ResourceAttributes = &authorizationv1beta1.ResourceAttributes{
+			Namespace: ra.Namespace, Verb: ra.Verb, Group: ra.Group, Version: ra.Version,
+			Resource: ra.Resource, Subresource: ra.Subresource, Name: ra.Name,
+			FieldSelector: ra.FieldSelector, LabelSelector: ra.LabelSelector,
+		}
+	}
+	if nra := s.NonResourceAttributes; nra != nil {
+		out.Spec.NonResourceAttributes = &authorizationv1beta1.NonResourceAttributes{Path: nra.Path, Verb: nra.Verb}
+	}
+	return out
 }
 
 type fieldErr struct {

@@ -430,7 +430,7 @@ func TestConfig(t *testing.T) {
 		want string
 	}{
 		{"kubeConfigFile is required", func(c *Config) { c.KubeConfigFile = "" }, "kubeConfigFile: is required"},
-		{"only v1", func(c *Config) { c.SubjectAccessReviewVersion = "v1beta1" }, `subjectAccessReviewVersion: unsupported value "v1beta1"`},
+		{"v1 or v1beta1", func(c *Config) { c.SubjectAccessReviewVersion = "v2" }, `subjectAccessReviewVersion: unsupported value "v2": supported values are "v1", "v1beta1"`},
 		{"timeout at most 30s", func(c *Config) { c.Timeout = time.Minute }, "timeout: must be more than 0 and no more than 30s"},
 		{"failurePolicy", func(c *Config) { c.FailurePolicy = "Allow" }, `failurePolicy: unsupported value "Allow"`},
 		{"TTLs not negative", func(c *Config) { c.UnauthorizedTTL = -time.Second }, "unauthorizedTTL: must be 0 or more"},
@@ -565,4 +565,31 @@ func TestMatchConditions(t *testing.T) {
 			t.Fatal("unknown key accepted")
 		}
 	})
+}
+
+func TestAuthorizeV1beta1(t *testing.T) {
+	var got map[string]any
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := json.NewDecoder(r.Body).Decode(&got); err != nil {
+			t.Error(err)
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = w.Write([]byte(`{"apiVersion":"authorization.k8s.io/v1beta1","kind":"SubjectAccessReview","status":{"allowed":false,"denied":true,"reason":"old webhook says no"}}`))
+	}))
+	defer srv.Close()
+	a, _, _ := newTest(t, &remote{Server: srv}, func(c *Config) { c.SubjectAccessReviewVersion = "v1beta1" })
+	d, reason, err := a.Authorize(context.Background(), listPods())
+	if d != auth.Deny || reason != "old webhook says no" || err != nil {
+		t.Fatalf("got %v %q %v", d, reason, err)
+	}
+	spec, _ := got["spec"].(map[string]any)
+	if got["apiVersion"] != "authorization.k8s.io/v1beta1" || got["kind"] != "SubjectAccessReview" || spec == nil {
+		t.Fatalf("sent %v", got)
+	}
+	if g, ok := spec["group"].([]any); !ok || len(g) != 2 || spec["groups"] != nil {
+		t.Errorf("v1beta1 names the groups `group`: sent %v", spec)
+	}
+	if ra, _ := spec["resourceAttributes"].(map[string]any); ra["resource"] != "pods" || ra["namespace"] != "team" {
+		t.Errorf("resourceAttributes %v", spec["resourceAttributes"])
+	}
 }
