@@ -41,11 +41,26 @@ func Register(r *pipeline.Registry) {
 	})
 }
 
-// named is one authorizer of the list with its name, for metrics.
+// named is one authorizer of the list with its name, for metrics, and
+// its union name, which prefixes its reasons when nobody decides.
 type named struct {
-	name string
+	name  string
+	union string
 	auth.Authorizer
 }
+
+// newNamed names a, listed as plugin.
+func newNamed(plugin string, a auth.Authorizer) named {
+	n := named{name: plugin, union: plugin, Authorizer: a}
+	if u, ok := a.(unionNamer); ok {
+		n.union = u.AuthorizerName()
+	}
+	return n
+}
+
+// unionNamer is implemented by authorizers whose name in kube's union is
+// not their plugin name (a webhook's configured name).
+type unionNamer interface{ AuthorizerName() string }
 
 // Stage authorizes every request; a refusal is a 403 Forbidden Status.
 type Stage struct {
@@ -67,7 +82,7 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 		if !ok {
 			return errors.New(in.Label + ": not an authorizer")
 		}
-		s.authorizers = append(s.authorizers, named{name: in.Plugin.Name, Authorizer: a})
+		s.authorizers = append(s.authorizers, newNamed(in.Plugin.Name, a))
 	}
 	s.decisions = pipeline.Register(env, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver",
@@ -151,9 +166,10 @@ func Attributes(info *request.RequestInfo, u *request.User) *auth.Attributes {
 }
 
 // Authorize is the union: system:masters is allowed first, then the
-// authorizers are asked in order. The first Allow or Deny decides; when all
-// have no opinion the answer is NoOpinion (a refusal) with their reasons
-// and errors joined.
+// authorizers are asked in order. The first Allow or Deny decides, with its
+// reason; when all have no opinion the answer is NoOpinion (a refusal)
+// with their reasons, each after its authorizer's name as kube's union
+// writes them ("rbac: ..."), and their errors joined.
 func (s *Stage) Authorize(ctx context.Context, a *auth.Attributes) (auth.Decision, string, error) {
 	if a.User != nil {
 		for _, g := range a.User.Groups {
@@ -170,7 +186,7 @@ func (s *Stage) Authorize(ctx context.Context, a *auth.Attributes) (auth.Decisio
 			errs = append(errs, err)
 		}
 		if reason != "" {
-			reasons = append(reasons, reason)
+			reasons = append(reasons, z.union+": "+reason)
 		}
 		switch d {
 		case auth.Allow:

@@ -114,7 +114,7 @@ func TestUnion(t *testing.T) {
 		{name: "allow passes", user: user, list: []auth.Authorizer{alwaysallow.Authorizer{}}, want: auth.Allow},
 		{name: "deny stops the list", user: user, list: []auth.Authorizer{fixed{d: auth.Deny, reason: "no"}}, want: auth.Deny, wantReason: "no"},
 		{name: "no opinion asks the next", user: user, list: []auth.Authorizer{alwaysdeny.Authorizer{}, alwaysallow.Authorizer{}}, want: auth.Allow},
-		{name: "reasons joined", user: user, list: []auth.Authorizer{fixed{reason: "a"}, fixed{reason: "b"}}, want: auth.NoOpinion, wantReason: "a\nb"},
+		{name: "reasons joined after their authorizer's name, as kube's union", user: user, list: []auth.Authorizer{fixed{reason: "a"}, fixed{reason: "b"}}, want: auth.NoOpinion, wantReason: "x: a\nx: b"},
 		{name: "errors kept", user: user, list: []auth.Authorizer{fixed{err: boom}}, want: auth.NoOpinion, wantErr: true},
 		{name: "stops at deny", user: user, list: []auth.Authorizer{fixed{d: auth.Deny}}, want: auth.Deny, laterCalls: 0},
 	} {
@@ -122,7 +122,7 @@ func TestUnion(t *testing.T) {
 			s := &Stage{log: zap.NewNop()}
 			calls := 0
 			for _, a := range append(tc.list, fixed{d: auth.Allow, calls: &calls}) {
-				s.authorizers = append(s.authorizers, named{name: "x", Authorizer: a})
+				s.authorizers = append(s.authorizers, newNamed("x", a))
 			}
 			if len(tc.list) == 0 {
 				s.authorizers = nil
@@ -167,7 +167,7 @@ func TestMiddleware(t *testing.T) {
 	}{
 		{name: "allowed", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysallow.Authorizer{}}, wantCode: http.StatusOK},
 		{name: "forbidden", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysdeny.Authorizer{}}, wantCode: http.StatusForbidden,
-			wantMsg: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b": Everything is forbidden.`},
+			wantMsg: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b": alwaysdeny: Everything is forbidden.`},
 		{name: "authorizer error is 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("boom")}}, wantCode: http.StatusInternalServerError},
 		{name: "authorizer error is kube's plain-text 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("dial <x> & y")}}, wantCode: http.StatusInternalServerError,
 			wantText: "Internal Server Error: \"/api/v1/namespaces/team-b/pods\": dial &lt;x&gt; &amp; y\n"},
@@ -176,7 +176,7 @@ func TestMiddleware(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Stage{log: zap.NewNop()}
 			for _, a := range tc.list {
-				s.authorizers = append(s.authorizers, named{name: "x", Authorizer: a})
+				s.authorizers = append(s.authorizers, newNamed("x", a))
 			}
 			h := s.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 			r := httptest.NewRequest(http.MethodGet, info.Path, nil)

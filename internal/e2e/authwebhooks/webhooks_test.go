@@ -95,6 +95,8 @@ func (s *service) serve(w http.ResponseWriter, r *http.Request) {
 			sar.Status = authorizationv1.SubjectAccessReviewStatus{Allowed: true, Reason: "devs read team"}
 		case ra.Resource == "secrets":
 			sar.Status = authorizationv1.SubjectAccessReviewStatus{Denied: true, Reason: denyMsg}
+		default:
+			sar.Status = authorizationv1.SubjectAccessReviewStatus{Reason: "not mine"}
 		}
 		_ = json.NewEncoder(w).Encode(sar)
 	default:
@@ -215,9 +217,13 @@ func TestAuthWebhooks(t *testing.T) {
 		if _, err := janeCS.CoreV1().ConfigMaps("team").List(ctx, metav1.ListOptions{}); err != nil {
 			t.Fatalf("jane list configmaps in team: %v", err)
 		}
-		// RBAC alone would refuse it: jane has no binding.
-		if _, err := janeCS.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{}); !apierrors.IsForbidden(err) {
-			t.Fatalf("jane list configmaps in default: %v, want Forbidden", err)
+		// RBAC alone would refuse it: jane has no binding. When nobody
+		// decides, the webhook's reason comes after its name, as in
+		// kube's union.
+		_, err := janeCS.CoreV1().ConfigMaps("default").List(ctx, metav1.ListOptions{})
+		want := `configmaps is forbidden: User "jane@example.com" cannot list resource "configmaps" in API group "" in the namespace "default": default: not mine`
+		if !apierrors.IsForbidden(err) || err.Error() != want {
+			t.Fatalf("jane list configmaps in default: %v\nwant %s", err, want)
 		}
 	})
 

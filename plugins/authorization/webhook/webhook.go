@@ -457,5 +457,9 @@ func cacheable(a *auth.Attributes) bool {
 	return n < maxCachedAttrLength
 }
 
+// AuthorizerName is its name in the union (kube's configured name),
+// which prefixes its reason when no authorizer decides.
+func (a *Authorizer) AuthorizerName() string { return a.name }
+
 // String names the authorizer in logs.
 func (a *Authorizer) String() string { return fmt.Sprintf("webhook %q", a.name) }
