@@ -23,6 +23,7 @@ import (
 	"github.com/kpipe/kpipe/plugins/audit"
 	"github.com/kpipe/kpipe/plugins/authentication"
 	"github.com/kpipe/kpipe/plugins/authentication/anonymous"
+	jwtauthn "github.com/kpipe/kpipe/plugins/authentication/jwt"
 	satoken "github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
 	authnwebhook "github.com/kpipe/kpipe/plugins/authentication/webhook"
@@ -62,6 +63,7 @@ func Registry() *pipeline.Registry {
 		tokenfile.Register,
 		anonymous.Register,
 		satoken.Register,
+		jwtauthn.Register,
 		authnwebhook.Register,
 		audit.Register,
 		impersonation.Register,

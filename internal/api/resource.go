@@ -52,9 +52,10 @@ type Resource struct {
 	// the terminal stage answers a create with what Create returns, as
 	// kube's access reviews do. Verbs must then be just "create".
 	Create CreateFunc
-	// WriteCheck, when set, runs in the terminal stage before a create or
-	// update is stored, where no list in apiserver.yaml can switch it off,
-	// as kube's registry-level RBAC escalation check.
+	// WriteCheck, when set, runs before a create or update is validated
+	// (validate stage) or, without that stage, stored (terminal stage), so
+	// no list in apiserver.yaml can switch it off, as kube's
+	// registry-level RBAC escalation check.
 	WriteCheck func(ctx context.Context, obj, old runtime.Object) error
 
 	// Store is the resource's storage, attached by the server at start.

@@ -22,6 +22,7 @@ var (
 	coreV1        = schema.GroupVersion{Version: "v1"}
 	appsV1        = schema.GroupVersion{Group: "apps", Version: "v1"}
 	autoscalingV1 = schema.GroupVersion{Group: "autoscaling", Version: "v1"}
+	batchV1       = schema.GroupVersion{Group: "batch", Version: "v1"}
 )
 
 // Options are the settings resources take from the server's config.
@@ -66,7 +67,7 @@ func Resources(o Options) []*Resource {
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod")),
-			Strategy: Generic{HasStatus: true, Create: createPod}, FieldAttrs: podFields},
+			Strategy: podStrategy{Generic{HasStatus: true, Create: createPod}}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
 			Strategy: Generic{HasStatus: true, Update: updateService}, FieldAttrs: func(obj runtime.Object) fields.Set {
@@ -104,16 +105,21 @@ func Resources(o Options) []*Resource {
 			}}},
 
 		{GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "Deployment"), scale), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "Deployment"), scale), Strategy: deploymentStrategy},
 		{GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "ReplicaSet"), scale), Strategy: withGeneration,
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "ReplicaSet"), scale), Strategy: replicaSetStrategy,
 			FieldAttrs: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.replicas": strconv.Itoa(int(obj.(*appsv1.ReplicaSet).Status.Replicas))}
 			}},
 		{GroupVersion: appsV1, Name: "statefulsets", SingularName: "statefulset", Kind: "StatefulSet", Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: statefulSetStrategy},
 		{GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: daemonSetStrategy},
+
+		{GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job", Namespaced: true, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(batchV1, "Job")), Strategy: newJobStrategy(), FieldAttrs: jobFields},
+		{GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob", Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(batchV1, "CronJob")), Strategy: cronJobStrategy{withGeneration}},
 
 		{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},

@@ -27,6 +27,14 @@ type Strategy interface {
 	ValidateUpdate(obj, old runtime.Object) field.ErrorList
 }
 
+// Warner is implemented by strategies that warn about what they accept,
+// as kube's WarningsOnCreate and WarningsOnUpdate: the validate stage
+// sends the warnings once the object is valid.
+type Warner interface {
+	WarningsOnCreate(obj runtime.Object) []string
+	WarningsOnUpdate(obj, old runtime.Object) []string
+}
+
 // StatusStrategy is a type's behaviour on its /status subresource: only
 // status changes.
 type StatusStrategy interface {

@@ -1,9 +1,11 @@
-// Package rbacguard is kube's RBAC escalation check, run by the terminal
-// stage on every create and update of Roles, ClusterRoles and their
-// bindings (kube does it in the registry, so no admission list can switch
-// it off): a user may only grant permissions it holds, unless it may
-// `escalate` the role or `bind` the referenced role. system:masters (the
-// loopback user among them) is not checked, as in kube.
+// Package rbacguard is kube's RBAC escalation check, run on every create
+// and update of Roles, ClusterRoles and their bindings by the validate
+// stage before it validates (as kube's RBAC storage checks before its
+// strategy does), or else by the terminal stage (kube does it in the
+// registry, so no admission list can switch it off): a user may only
+// grant permissions it holds, unless it may `escalate` the role or `bind`
+// the referenced role. system:masters (the loopback user among them) is
+// not checked, as in kube.
 package rbacguard
 
 import (

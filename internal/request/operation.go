@@ -46,6 +46,10 @@ type Operation struct {
 	// AuditAnnotations are what admission plugins add to the request's
 	// audit event.
 	AuditAnnotations map[string]string
+	// WriteChecked is set once the resource's WriteCheck (RBAC escalation)
+	// passed on this object, before validation as in kube, so the terminal
+	// stage need not run it again.
+	WriteChecked bool
 	// Created is set when an update created the object (PUT on a missing
 	// object where the type allows it, or an apply to a missing object).
 	Created bool

@@ -27,10 +27,12 @@ func (wr *Writer) createVirtual(w http.ResponseWriter, r *http.Request, res *api
 	return out.Encode(w, http.StatusCreated, obj, gv)
 }
 
-// checkWrite runs the resource's WriteCheck, if it has one, on the object
-// about to be stored.
+// checkWrite runs the resource's WriteCheck, if it has one and the
+// validate stage has not (it runs it first, as kube checks escalation
+// before validating; without that stage it runs here, so it is never
+// skipped), on the object about to be stored.
 func checkWrite(r *http.Request, res *api.Resource, op *request.Operation) error {
-	if res.WriteCheck == nil {
+	if res.WriteCheck == nil || op.WriteChecked {
 		return nil
 	}
 	return res.WriteCheck(r.Context(), op.Object, op.Old)

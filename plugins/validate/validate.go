@@ -3,6 +3,7 @@ package validate
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -35,6 +36,15 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		if !ok || op.Object == nil || op.Subresource == "scale" || op.Resource.VirtualCreate(op.Subresource) != nil {
 			next.ServeHTTP(w, r)
 			return
+		}
+		// kube's RBAC storage refuses an escalation before the object is
+		// validated: an invalid role that escalates is a 403, not a 422.
+		if check := op.Resource.WriteCheck; check != nil {
+			if err := check(r.Context(), op.Object, op.Old); err != nil {
+				status.Write(w, err)
+				return
+			}
+			op.WriteChecked = true
 		}
 		var err error
 		if op.Old == nil {
@@ -78,7 +88,20 @@ func beforeCreate(op *request.Operation, now time.Time) error {
 	if errs := res.Strategy.Validate(op.Object); len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)
 	}
+	if w, ok := res.Strategy.(api.Warner); ok {
+		warn(op, w.WarningsOnCreate(op.Object))
+	}
 	return nil
+}
+
+// warn adds the strategy's warnings, each once: a write retried from
+// decode passes here again.
+func warn(op *request.Operation, msgs []string) {
+	for _, msg := range msgs {
+		if !slices.Contains(op.Warnings, msg) {
+			op.Warn(msg)
+		}
+	}
 }
 
 // beforeUpdate keeps the system fields of the live object, lets the
@@ -116,6 +139,9 @@ func beforeUpdate(op *request.Operation) error {
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)
+		if w, ok := res.Strategy.(api.Warner); ok && len(errs) == 0 {
+			warn(op, w.WarningsOnUpdate(op.Object, op.Old))
+		}
 	}
 	if len(errs) > 0 {
 		return invalid(res, m.GetName(), errs)

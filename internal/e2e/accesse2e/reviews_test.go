@@ -230,6 +230,15 @@ func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 	_, err = roles.Create(ctx, secrets, metav1.CreateOptions{})
 	mustForbidden(t, err, `roles.rbac.authorization.k8s.io "secret-reader" is forbidden: user "`+user+`" (groups=`+groups+`) is attempting to grant RBAC permissions not currently held:
 {APIGroups:[""], Resources:["secrets"], Verbs:["get" "list"]}`)
+	// Escalation is refused before validation, as kube's RBAC storage
+	// does: a role that escalates and is invalid (a rule without verbs) is
+	// a 403, not a 422.
+	invalid := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "invalid-secret-reader"}, Rules: []rbacv1.PolicyRule{
+		{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get"}},
+		{APIGroups: []string{""}, Resources: []string{"pods"}}}}
+	_, err = roles.Create(ctx, invalid, metav1.CreateOptions{})
+	mustForbidden(t, err, `roles.rbac.authorization.k8s.io "invalid-secret-reader" is forbidden: user "`+user+`" (groups=`+groups+`) is attempting to grant RBAC permissions not currently held:
+{APIGroups:[""], Resources:["secrets"], Verbs:["get"]}`)
 	// So is widening a held role by update.
 	cur, err := roles.Get(ctx, "pod-reader", metav1.GetOptions{})
 	if err != nil {
