@@ -39,10 +39,10 @@ var (
 )
 
 // callTimeout bounds a review shared by concurrent requests with one
-// token: it runs on none of their contexts, so one client going away
-// does not fail the others. The client's own timeout (30 s) bounds each
-// attempt.
-const callTimeout = 2 * time.Minute
+// token, retries included: it runs on none of their contexts, so one
+// client going away does not fail the others. kube's token cache's shared
+// lookup timeout.
+const callTimeout = 30 * time.Second
 
 // New loads the kubeconfig file and builds the client; nothing is sent
 // until the first token.
