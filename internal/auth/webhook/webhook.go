@@ -86,6 +86,14 @@ func (c *Client) Post(ctx context.Context, in, out runtime.Object) (code int, er
 	return code, res.Into(out)
 }
 
+// CloseIdleConnections closes the client's idle connections, once the
+// plugin holding it is retired.
+func (c *Client) CloseIdleConnections() {
+	if c != nil && c.rest != nil && c.rest.Client != nil {
+		c.rest.Client.CloseIdleConnections()
+	}
+}
+
 // ShouldRetry says which errors kube-apiserver retries: a reset or lost
 // connection, 500, 504 (Timeout), 429, and any answer with Retry-After.
 // A refused connection is not retried.

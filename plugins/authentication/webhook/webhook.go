@@ -24,6 +24,7 @@ import (
 // Authenticator asks the remote service about bearer tokens.
 type Authenticator struct {
 	post    func(ctx context.Context, in, out *authenticationv1.TokenReview) (int, error)
+	client  *authwebhook.Client
 	backoff wait.Backoff
 	ttl     time.Duration
 	cache   *auth.TokenCache // nil when ttl is 0
@@ -36,7 +37,15 @@ type Authenticator struct {
 var (
 	_ auth.Authenticator   = (*Authenticator)(nil)
 	_ pipeline.Provisioner = (*Authenticator)(nil)
+	_ pipeline.Closer      = (*Authenticator)(nil)
 )
+
+// Close implements pipeline.Closer: a retired instance lets its idle
+// connections to the service go.
+func (a *Authenticator) Close() error {
+	a.client.CloseIdleConnections()
+	return nil
+}
 
 // callTimeout bounds a review shared by concurrent requests with one
 // token, retries included: it runs on none of their contexts, so one
@@ -57,6 +66,7 @@ func New(c *Config) (*Authenticator, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.client = client
 		a.post = func(ctx context.Context, in, out *authenticationv1.TokenReview) (int, error) {
 			req := &authenticationv1beta1.TokenReview{
 				TypeMeta: metav1.TypeMeta{APIVersion: authenticationv1beta1.SchemeGroupVersion.String(), Kind: "TokenReview"},
@@ -83,6 +93,7 @@ func New(c *Config) (*Authenticator, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.client = client
 	a.post = func(ctx context.Context, in, out *authenticationv1.TokenReview) (int, error) {
 		return client.Post(ctx, in, out)
 	}

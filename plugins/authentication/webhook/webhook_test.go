@@ -131,6 +131,11 @@ func newTest(t *testing.T, rm *remote, ttl time.Duration) (*Authenticator, *fake
 		t.Fatal(err)
 	}
 	a.backoff = wait.Backoff{Duration: time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	reg := prometheus.NewRegistry()
 	srv := config.Default()
 	srv.ServiceAccount.APIAudiences = []string{"api", "other-api"}

@@ -36,6 +36,7 @@ const (
 type Authorizer struct {
 	name            string
 	post            func(ctx context.Context, in, out *authorizationv1.SubjectAccessReview) (int, error)
+	client          *authwebhook.Client
 	cache           *cache.LRUExpireCache
 	authorizedTTL   time.Duration
 	unauthorizedTTL time.Duration
@@ -59,7 +60,15 @@ type metrics struct {
 var (
 	_ auth.Authorizer      = (*Authorizer)(nil)
 	_ pipeline.Provisioner = (*Authorizer)(nil)
+	_ pipeline.Closer      = (*Authorizer)(nil)
 )
+
+// Close implements pipeline.Closer: a retired instance lets its idle
+// connections to the service go.
+func (a *Authorizer) Close() error {
+	a.client.CloseIdleConnections()
+	return nil
+}
 
 // New loads the kubeconfig file and builds the client; nothing is sent
 // until the first request.
@@ -76,6 +85,7 @@ func build(c *Config, clock cache.Clock) (*Authorizer, error) {
 		if err != nil {
 			return nil, err
 		}
+		a.client = client
 		a.post = func(ctx context.Context, in, out *authorizationv1.SubjectAccessReview) (int, error) {
 			res := &authorizationv1beta1.SubjectAccessReview{}
 			code, err := client.Post(ctx, toV1beta1(in), res)
@@ -91,6 +101,7 @@ func build(c *Config, clock cache.Clock) (*Authorizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	a.client = client
 	a.post = func(ctx context.Context, in, out *authorizationv1.SubjectAccessReview) (int, error) {
 		return client.Post(ctx, in, out)
 	}

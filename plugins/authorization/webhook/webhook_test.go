@@ -146,6 +146,11 @@ func newTest(t *testing.T, rm *remote, edit func(*Config)) (*Authorizer, *fakeCl
 		t.Fatal(err)
 	}
 	a.backoff = wait.Backoff{Duration: time.Millisecond, Factor: 1.5, Jitter: 0.2, Steps: 5}
+	t.Cleanup(func() {
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	})
 	reg := prometheus.NewRegistry()
 	if err := a.Provision(&pipeline.Env{Metrics: reg}); err != nil {
 		t.Fatal(err)
