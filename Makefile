@@ -60,7 +60,8 @@ FUZZ_TARGETS := FuzzResolve:./internal/request/ FuzzLoad:./config/ FuzzDecodeBod
                 FuzzParseImage:./internal/api/defaults/ FuzzValidateConfigMap:./internal/api/validation/ \
                 FuzzApplyPatch:./plugins/decode/ FuzzApply:./plugins/fieldmanager/ \
                 FuzzParse:./plugins/authentication/tokenfile/ FuzzListOptions:./plugins/etcdwriter/ \
-                FuzzContinueToken:./internal/storage/store/ FuzzParseCronSchedule:./internal/api/validation/
+                FuzzContinueToken:./internal/storage/store/ FuzzParseCronSchedule:./internal/api/validation/ \
+                FuzzValidateNetworking:./internal/api/validation/
 fuzz:
 	@set -e; for t in $(FUZZ_TARGETS); do \
 		echo "== $${t%%:*}"; \

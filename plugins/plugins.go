@@ -6,6 +6,7 @@ package plugins
 import (
 	"github.com/kpipe/kpipe/internal/pipeline"
 	"github.com/kpipe/kpipe/plugins/admission/alwayspullimages"
+	"github.com/kpipe/kpipe/plugins/admission/defaultingressclass"
 	"github.com/kpipe/kpipe/plugins/admission/defaulttolerationseconds"
 	"github.com/kpipe/kpipe/plugins/admission/limitranger"
 	"github.com/kpipe/kpipe/plugins/admission/mutating"
@@ -26,11 +27,13 @@ import (
 	jwtauthn "github.com/kpipe/kpipe/plugins/authentication/jwt"
 	satoken "github.com/kpipe/kpipe/plugins/authentication/serviceaccount"
 	"github.com/kpipe/kpipe/plugins/authentication/tokenfile"
+	authnwebhook "github.com/kpipe/kpipe/plugins/authentication/webhook"
 	"github.com/kpipe/kpipe/plugins/authentication/x509"
 	"github.com/kpipe/kpipe/plugins/authorization"
 	"github.com/kpipe/kpipe/plugins/authorization/alwaysallow"
 	"github.com/kpipe/kpipe/plugins/authorization/alwaysdeny"
 	"github.com/kpipe/kpipe/plugins/authorization/rbac"
+	authzwebhook "github.com/kpipe/kpipe/plugins/authorization/webhook"
 	"github.com/kpipe/kpipe/plugins/decode"
 	"github.com/kpipe/kpipe/plugins/etcdwriter"
 	"github.com/kpipe/kpipe/plugins/fieldmanager"
@@ -62,12 +65,14 @@ func Registry() *pipeline.Registry {
 		anonymous.Register,
 		satoken.Register,
 		jwtauthn.Register,
+		authnwebhook.Register,
 		audit.Register,
 		impersonation.Register,
 		authorization.Register,
 		alwaysallow.Register,
 		alwaysdeny.Register,
 		rbac.Register,
+		authzwebhook.Register,
 		decode.Register,
 		fieldmanager.Register,
 		mutating.Register,
@@ -81,6 +86,7 @@ func Registry() *pipeline.Registry {
 		limitranger.Register,
 		alwayspullimages.Register,
 		defaulttolerationseconds.Register,
+		defaultingressclass.Register,
 		namespaceautoprovision.Register,
 		namespaceexists.Register,
 		priority.Register,

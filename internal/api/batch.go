@@ -83,7 +83,8 @@ func (jobStrategy) WarningsOnUpdate(obj, old runtime.Object) []string {
 	return jobSpecWarnings(field.NewPath("spec"), &j.Spec)
 }
 
-// nameWarnings: the names of pods come from a Job's or CronJob's name.
+// nameWarnings: the names of pods come from a workload's name (Jobs,
+// CronJobs, Deployments, ReplicaSets).
 func nameWarnings(name string) []string {
 	if msgs := validation.IsDNS1123Label(name); len(msgs) != 0 {
 		return []string{fmt.Sprintf("metadata.name: this is used in Pod names and hostnames, which can result in surprising behavior; a DNS label is recommended: %v", msgs)}

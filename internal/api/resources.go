@@ -67,7 +67,7 @@ func Resources(o Options) []*Resource {
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod"), evictionSubresource),
-			Strategy: Generic{HasStatus: true, Create: createPod}, FieldAttrs: podFields},
+			Strategy: podStrategy{Generic{HasStatus: true, Create: createPod}}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
 			Strategy: Generic{HasStatus: true, Update: updateService}, FieldAttrs: func(obj runtime.Object) fields.Set {
@@ -105,16 +105,16 @@ func Resources(o Options) []*Resource {
 			}}},
 
 		{GroupVersion: appsV1, Name: "deployments", SingularName: "deployment", Kind: "Deployment", Namespaced: true, ShortNames: []string{"deploy"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "Deployment"), scale), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "Deployment"), scale), Strategy: deploymentStrategy},
 		{GroupVersion: appsV1, Name: "replicasets", SingularName: "replicaset", Kind: "ReplicaSet", Namespaced: true, ShortNames: []string{"rs"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "ReplicaSet"), scale), Strategy: withGeneration,
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "ReplicaSet"), scale), Strategy: replicaSetStrategy,
 			FieldAttrs: func(obj runtime.Object) fields.Set {
 				return fields.Set{"status.replicas": strconv.Itoa(int(obj.(*appsv1.ReplicaSet).Status.Replicas))}
 			}},
 		{GroupVersion: appsV1, Name: "statefulsets", SingularName: "statefulset", Kind: "StatefulSet", Namespaced: true, ShortNames: []string{"sts"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: statefulSetStrategy},
 		{GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: withGeneration},
+			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: daemonSetStrategy},
 
 		{GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job", Namespaced: true, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(batchV1, "Job")), Strategy: newJobStrategy(), FieldAttrs: jobFields},
@@ -135,6 +135,13 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: rbacV1, Name: "rolebindings", SingularName: "rolebinding", Kind: "RoleBinding", Namespaced: true, Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 		{GroupVersion: rbacV1, Name: "clusterroles", SingularName: "clusterrole", Kind: "ClusterRole", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
 		{GroupVersion: rbacV1, Name: "clusterrolebindings", SingularName: "clusterrolebinding", Kind: "ClusterRoleBinding", Verbs: allVerbs, Strategy: plain, WriteCheck: o.RBACWriteCheck},
+
+		{GroupVersion: networkingV1, Name: "ingresses", SingularName: "ingress", Kind: "Ingress", Namespaced: true, ShortNames: []string{"ing"},
+			Verbs: allVerbs, Subresources: subs(ingressStatus()), StoragePath: "ingress", Strategy: ingressStrategy{withGeneration}},
+		{GroupVersion: networkingV1, Name: "ingressclasses", SingularName: "ingressclass", Kind: "IngressClass",
+			Verbs: allVerbs, Strategy: Generic{Generation: true}},
+		{GroupVersion: networkingV1, Name: "networkpolicies", SingularName: "networkpolicy", Kind: "NetworkPolicy", Namespaced: true, ShortNames: []string{"netpol"},
+			Verbs: allVerbs, Strategy: networkPolicyStrategy{Generic{Generation: true}}},
 
 		{GroupVersion: schedulingV1, Name: "priorityclasses", SingularName: "priorityclass", Kind: "PriorityClass", ShortNames: []string{"pc"},
 			Verbs: allVerbs, Strategy: plain},

@@ -44,6 +44,11 @@ type Attributes struct {
 	ResourceRequest bool
 	// Path is the request path of a non-resource request.
 	Path string
+	// FieldSelector and LabelSelector are the request's selectors as
+	// written (list, watch and deletecollection only), for authorizers
+	// that pass them on, as kube's field and label selector attributes.
+	FieldSelector string
+	LabelSelector string
 }
 
 // Authorizer decides on attributes. reason explains a Deny or an Allow

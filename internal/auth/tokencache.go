@@ -22,15 +22,17 @@ import (
 // objects it names costs as much as the rest of a cached get; a client
 // sends the same token on every request.
 //
-// Only successes are kept (kube's failure TTL is 0), so nothing a client
-// makes up can fill it. What a cached token names may change within TTL
+// By default only successes are kept (kube's failure TTL is 0), so
+// nothing a client makes up can fill it; NewTokenCacheTTLs also keeps
+// tokens nobody recognised, bounded the same way. What a cached token names may change within TTL
 // and go unseen, as in kube: a deleted service account's token still
 // authenticates until its entry expires.
 //
 // Concurrent misses on one token share one authentication.
 type TokenCache struct {
-	ttl time.Duration
-	now func() time.Time
+	ttl        time.Duration
+	failureTTL time.Duration // 0: failures are not kept
+	now        func() time.Time
 
 	hashes sync.Pool // HMAC-SHA256 under a key of this process
 	shards [tokenShards]tokenShard
@@ -94,11 +96,18 @@ func NewTokenCacheMetrics() TokenCacheMetrics {
 
 // NewTokenCache returns a cache keeping successes for ttl.
 func NewTokenCache(ttl time.Duration, m TokenCacheMetrics) *TokenCache {
+	return NewTokenCacheTTLs(ttl, 0, m)
+}
+
+// NewTokenCacheTTLs returns a cache keeping successes for ttl and tokens
+// that were not recognised (no error) for failureTTL, as kube's cache
+// around its token webhook does. Errors are never kept.
+func NewTokenCacheTTLs(ttl, failureTTL time.Duration, m TokenCacheMetrics) *TokenCache {
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		panic(err) // crypto/rand does not fail
 	}
-	c := &TokenCache{ttl: ttl, now: time.Now, metrics: m}
+	c := &TokenCache{ttl: ttl, failureTTL: failureTTL, now: time.Now, metrics: m}
 	c.hashes.New = func() any { return hmac.New(sha256.New, key) }
 	for i := range c.shards {
 		c.shards[i].entries = map[string]tokenEntry{}
@@ -118,6 +127,9 @@ func (c *TokenCache) Authenticate(token string, want []string, fetch func() (Tok
 	sh.mu.Unlock()
 	if hit && start.Before(e.expires) {
 		c.observe("hit", start)
+		if e.user == nil { // a kept failure
+			return TokenResult{}, false, nil
+		}
 		return TokenResult{User: e.user.DeepCopy(), Matched: slices.Clone(e.matched)}, true, nil
 	}
 	type answer struct {
@@ -131,8 +143,11 @@ func (c *TokenCache) Authenticate(token string, want []string, fetch func() (Tok
 			return nil, err
 		}
 		c.metrics.Fetches.WithLabelValues("ok").Inc()
-		if ok && res.User != nil {
-			c.put(sh, key, res)
+		switch {
+		case ok && res.User != nil:
+			c.put(sh, key, res, c.ttl)
+		case !ok && c.failureTTL > 0:
+			c.put(sh, key, TokenResult{}, c.failureTTL)
 		}
 		return answer{res, ok}, nil
 	})
@@ -154,12 +169,13 @@ func (c *TokenCache) observe(status string, start time.Time) {
 	c.metrics.Latency.WithLabelValues(status).Observe(c.now().Sub(start).Seconds())
 }
 
-// put keeps res until the TTL or the token's own expiry. Expired entries
+// put keeps res (a failure when it has no user) until ttl or the token's
+// own expiry. Expired entries
 // are swept once per TTL, on a write, so the map holds only the tokens
 // that authenticated within about two TTLs.
-func (c *TokenCache) put(sh *tokenShard, key string, res TokenResult) {
+func (c *TokenCache) put(sh *tokenShard, key string, res TokenResult, ttl time.Duration) {
 	now := c.now()
-	expires := now.Add(c.ttl)
+	expires := now.Add(ttl)
 	if !res.NotAfter.IsZero() && res.NotAfter.Before(expires) {
 		expires = res.NotAfter
 	}
@@ -174,12 +190,16 @@ func (c *TokenCache) put(sh *tokenShard, key string, res TokenResult) {
 				delete(sh.entries, k)
 			}
 		}
-		sh.nextSweep = now.Add(c.ttl)
+		sh.nextSweep = now.Add(max(c.ttl, c.failureTTL))
 	}
 	if len(sh.entries) >= maxTokensPerShard {
 		return
 	}
-	sh.entries[key] = tokenEntry{user: res.User.DeepCopy(), matched: slices.Clone(res.Matched), expires: expires}
+	e := tokenEntry{matched: slices.Clone(res.Matched), expires: expires}
+	if res.User != nil {
+		e.user = res.User.DeepCopy()
+	}
+	sh.entries[key] = e
 }
 
 // Len is the number of entries held, expired or not.
@@ -218,3 +238,6 @@ func (c *TokenCache) key(token string, want []string) string {
 func shardOf(key string) int {
 	return int(key[0]) % tokenShards
 }
+
+// SetClock replaces the cache's clock (tests).
+func (c *TokenCache) SetClock(now func() time.Time) { c.now = now }

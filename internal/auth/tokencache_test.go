@@ -215,3 +215,53 @@ func TestTokenCacheBounded(t *testing.T) {
 		t.Errorf("%d entries, want at most %d", n, limit)
 	}
 }
+
+func TestTokenCacheFailureTTL(t *testing.T) {
+	clock := &fakeClock{t: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	c := NewTokenCacheTTLs(2*time.Minute, time.Minute, NewTokenCacheMetrics())
+	c.SetClock(clock.now)
+
+	t.Run("a token nobody recognised is kept for the failure TTL", func(t *testing.T) {
+		f := &fetcher{}
+		for range 3 {
+			if _, ok, err := c.Authenticate("bad", nil, f.fetch); ok || err != nil {
+				t.Fatalf("ok=%v err=%v, want a failure", ok, err)
+			}
+		}
+		if n := f.calls.Load(); n != 1 {
+			t.Fatalf("fetched %d times within the failure TTL, want 1", n)
+		}
+		clock.add(time.Minute)
+		if _, ok, _ := c.Authenticate("bad", nil, f.fetch); ok {
+			t.Fatal("ok after the failure TTL")
+		}
+		if n := f.calls.Load(); n != 2 {
+			t.Fatalf("fetched %d times, want 2 after the failure TTL", n)
+		}
+	})
+	t.Run("errors are never kept", func(t *testing.T) {
+		f := &fetcher{err: errors.New("down")}
+		for range 2 {
+			if _, _, err := c.Authenticate("err", nil, f.fetch); err == nil {
+				t.Fatal("no error")
+			}
+		}
+		if n := f.calls.Load(); n != 2 {
+			t.Fatalf("fetched %d times, want 2: errors are not cached", n)
+		}
+	})
+	t.Run("successes use the success TTL", func(t *testing.T) {
+		f := &fetcher{ok: true}
+		c.Authenticate("good", nil, f.fetch)
+		clock.add(time.Minute + time.Second)
+		c.Authenticate("good", nil, f.fetch)
+		if n := f.calls.Load(); n != 1 {
+			t.Fatalf("fetched %d times within the success TTL, want 1", n)
+		}
+		clock.add(time.Minute)
+		c.Authenticate("good", nil, f.fetch)
+		if n := f.calls.Load(); n != 2 {
+			t.Fatalf("fetched %d times after the success TTL, want 2", n)
+		}
+	})
+}

@@ -39,6 +39,8 @@ func TestStoredDefaultsMatchKube(t *testing.T) {
 		"ValidatingWebhookConfiguration": "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations",
 		"MutatingWebhookConfiguration":   "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations",
 		"RoleBinding":                    "/apis/rbac.authorization.k8s.io/v1/namespaces/NS/rolebindings",
+		"NetworkPolicy":                  "/apis/networking.k8s.io/v1/namespaces/NS/networkpolicies",
+		"IngressClass":                   "/apis/networking.k8s.io/v1/ingressclasses",
 	}
 	inputs, _ := filepath.Glob("../api/defaults/testdata/*.input.yaml")
 	tested := 0

@@ -55,6 +55,12 @@ type Engine struct {
 	live map[string]*Instance // provisioned instances by reuse key
 	gen  int64
 	cur  atomic.Pointer[generation]
+
+	// retiring counts the generations a reload retired whose instances
+	// are not closed yet; Close waits for them. closed (under mu) refuses
+	// reloads once Close has begun, so none adds to it while Close waits.
+	retiring sync.WaitGroup
+	closed   bool
 }
 
 // generation is one built pipeline.
@@ -99,6 +105,9 @@ func NewEngine(o Options) *Engine {
 func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if e.closed {
+		return errEngineClosed
+	}
 
 	var fresh []*Instance
 	stages := make([]*Instance, len(p.Stages))
@@ -130,7 +139,11 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 		}
 	}
 	if old != nil {
-		go e.retire(old)
+		e.retiring.Add(1)
+		go func() {
+			defer e.retiring.Done()
+			e.retire(old)
+		}()
 	}
 	return nil
 }
@@ -180,9 +193,13 @@ func (e *Engine) retire(g *generation) {
 	e.release(g)
 }
 
+// release drops g's claims on its instances and closes those no
+// generation uses any more. They are closed after the engine's lock is
+// released: a Close may take its time (an audit backend sending what it
+// buffered) and must not hold up reloads or requests meanwhile.
 func (e *Engine) release(g *generation) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var closing []*Instance
 	for _, in := range g.instances {
 		in.refs--
 		if in.refs == 0 {
@@ -191,8 +208,12 @@ func (e *Engine) release(g *generation) {
 				in.closePending = true // a detached request is still inside it
 				continue
 			}
-			e.closeInstance(in)
+			closing = append(closing, in)
 		}
+	}
+	e.mu.Unlock()
+	for _, in := range closing {
+		e.closeInstance(in)
 	}
 }
 
@@ -210,9 +231,15 @@ func (e *Engine) closeInstance(in *Instance) {
 	}
 }
 
+// errEngineClosed refuses a reload that comes after Close began.
+var errEngineClosed = errors.New("pipeline: the server is shutting down")
+
 // Close drains and releases the active generation. The server calls it
 // after the listener has shut down.
 func (e *Engine) Close(ctx context.Context) error {
+	e.mu.Lock()
+	e.closed = true
+	e.mu.Unlock()
 	g := e.cur.Swap(nil)
 	if g == nil {
 		return nil
@@ -227,6 +254,18 @@ func (e *Engine) Close(ctx context.Context) error {
 		return errors.New("pipeline: requests still in flight at close")
 	}
 	e.release(g)
+	// Generations retired by a reload close their instances too (an
+	// audit backend sends what it buffered) before the server exits.
+	retired := make(chan struct{})
+	go func() {
+		e.retiring.Wait()
+		close(retired)
+	}()
+	select {
+	case <-retired:
+	case <-ctx.Done():
+		return errors.New("pipeline: instances of a retired pipeline still closing at close")
+	}
 	return nil
 }
 
@@ -302,13 +341,17 @@ func (st *reqState) end() {
 // generation left to the last holder.
 func (e *Engine) hold(g *generation, d int) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
+	var closing []*Instance
 	for _, in := range g.stages {
 		in.holds += d
 		if in.holds == 0 && in.closePending {
 			in.closePending = false
-			e.closeInstance(in)
+			closing = append(closing, in)
 		}
+	}
+	e.mu.Unlock()
+	for _, in := range closing {
+		e.closeInstance(in)
 	}
 }
 

@@ -11,12 +11,14 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 
 	authenticationv1 "k8s.io/api/authentication/v1"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -191,6 +193,7 @@ func (rv *Reviews) decide(ctx context.Context, u *request.User, ra *authorizatio
 		a.ResourceRequest = true
 		a.Verb, a.Namespace, a.APIGroup, a.APIVersion = ra.Verb, ra.Namespace, ra.Group, ra.Version
 		a.Resource, a.Subresource, a.Name = ra.Resource, ra.Subresource, ra.Name
+		a.FieldSelector, a.LabelSelector = fieldSelector(ra.FieldSelector), labelSelector(ra.LabelSelector)
 	} else if nra != nil {
 		a.Verb, a.Path = nra.Verb, nra.Path
 	}
@@ -200,6 +203,55 @@ func (rv *Reviews) decide(ctx context.Context, u *request.User, ra *authorizatio
 		st.EvaluationError = err.Error()
 	}
 	return st
+}
+
+// fieldSelector is a review's field selector as a request would write it,
+// for authorizers that pass selectors on (webhooks): the raw selector, or
+// its requirements (one value each: In is =, NotIn is !=).
+func fieldSelector(fs *authorizationv1.FieldSelectorAttributes) string {
+	if fs == nil {
+		return ""
+	}
+	if fs.RawSelector != "" {
+		return fs.RawSelector
+	}
+	var parts []string
+	for _, r := range fs.Requirements {
+		if len(r.Values) != 1 {
+			continue
+		}
+		switch r.Operator {
+		case metav1.FieldSelectorOpIn:
+			parts = append(parts, r.Key+"="+fields.EscapeValue(r.Values[0]))
+		case metav1.FieldSelectorOpNotIn:
+			parts = append(parts, r.Key+"!="+fields.EscapeValue(r.Values[0]))
+		}
+	}
+	return strings.Join(parts, ",")
+}
+
+// labelSelector is a review's label selector as a request would write it.
+func labelSelector(ls *authorizationv1.LabelSelectorAttributes) string {
+	if ls == nil {
+		return ""
+	}
+	if ls.RawSelector != "" {
+		return ls.RawSelector
+	}
+	var parts []string
+	for _, r := range ls.Requirements {
+		switch r.Operator {
+		case metav1.LabelSelectorOpIn:
+			parts = append(parts, r.Key+" in ("+strings.Join(r.Values, ",")+")")
+		case metav1.LabelSelectorOpNotIn:
+			parts = append(parts, r.Key+" notin ("+strings.Join(r.Values, ",")+")")
+		case metav1.LabelSelectorOpExists:
+			parts = append(parts, r.Key)
+		case metav1.LabelSelectorOpDoesNotExist:
+			parts = append(parts, "!"+r.Key)
+		}
+	}
+	return strings.Join(parts, ",")
 }
 
 // selfSubjectRulesReview answers `kubectl auth can-i --list`: the caller's

@@ -140,3 +140,57 @@ func TestSelfSubjectReview(t *testing.T) {
 		t.Errorf("no user: err = %v", err)
 	}
 }
+
+// selectorAuthz records the selectors it is asked with.
+type selectorAuthz struct{ field, label *string }
+
+func (s selectorAuthz) Authorize(_ context.Context, a *auth.Attributes) (auth.Decision, string, error) {
+	*s.field, *s.label = a.FieldSelector, a.LabelSelector
+	return auth.NoOpinion, "", nil
+}
+
+func (selectorAuthz) RulesFor(context.Context, *request.User, string) ([]rbacv1.PolicyRule, bool, error) {
+	return nil, false, nil
+}
+
+func TestSubjectAccessReviewSelectors(t *testing.T) {
+	var field, label string
+	h := &auth.Holder{}
+	h.Set(selectorAuthz{&field, &label})
+	rv := &Reviews{Authorizer: h, Authenticator: &auth.AuthenticatorHolder{}}
+	for _, tc := range []struct {
+		name                 string
+		ra                   *authorizationv1.ResourceAttributes
+		wantField, wantLabel string
+	}{
+		{name: "raw selectors as written", ra: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods",
+			FieldSelector: &authorizationv1.FieldSelectorAttributes{RawSelector: "spec.nodeName=n1"},
+			LabelSelector: &authorizationv1.LabelSelectorAttributes{RawSelector: "app=web"}},
+			wantField: "spec.nodeName=n1", wantLabel: "app=web"},
+		{name: "requirements as a selector", ra: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods",
+			FieldSelector: &authorizationv1.FieldSelectorAttributes{Requirements: []metav1.FieldSelectorRequirement{
+				{Key: "spec.nodeName", Operator: metav1.FieldSelectorOpIn, Values: []string{"n,1"}},
+				{Key: "metadata.name", Operator: metav1.FieldSelectorOpNotIn, Values: []string{"x"}},
+			}},
+			LabelSelector: &authorizationv1.LabelSelectorAttributes{Requirements: []metav1.LabelSelectorRequirement{
+				{Key: "app", Operator: metav1.LabelSelectorOpIn, Values: []string{"a", "b"}},
+				{Key: "tier", Operator: metav1.LabelSelectorOpNotIn, Values: []string{"db"}},
+				{Key: "team", Operator: metav1.LabelSelectorOpExists},
+				{Key: "gone", Operator: metav1.LabelSelectorOpDoesNotExist},
+			}}},
+			wantField: `spec.nodeName=n\,1,metadata.name!=x`, wantLabel: "app in (a,b),tier notin (db),team,!gone"},
+		{name: "none", ra: &authorizationv1.ResourceAttributes{Verb: "list", Resource: "pods"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			field, label = "-", "-"
+			_, err := rv.Handlers()[api.SubjectAccessReviews](context.Background(), "", "", &authorizationv1.SubjectAccessReview{
+				Spec: authorizationv1.SubjectAccessReviewSpec{User: "alice", ResourceAttributes: tc.ra}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if field != tc.wantField || label != tc.wantLabel {
+				t.Errorf("selectors %q %q, want %q %q", field, label, tc.wantField, tc.wantLabel)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -56,7 +57,12 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 			sc.Audit = rec
 		}
 		rec.scope = sc
-		rec.process(StageRequestReceived)
+		if !rec.process(StageRequestReceived) {
+			// kube's WithAudit: a blocking-strict backend failed.
+			s.rejected.Inc()
+			internalError(w, r, "failed to store audit event")
+			return
+		}
 
 		longRunning := info != nil && info.IsLongRunning()
 		aw := &writer{ResponseWriter: w, rec: rec, started: longRunning}
@@ -86,6 +92,14 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(aw, r)
 	})
+}
+
+// htmlEscaper is kube's sanitizer of plain-text errors.
+var htmlEscaper = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
+
+// internalError is kube's responsewriters.InternalError: a plain-text 500.
+func internalError(w http.ResponseWriter, r *http.Request, msg string) {
+	http.Error(w, htmlEscaper.Replace(fmt.Sprintf("Internal Server Error: %q: %v", r.RequestURI, msg)), http.StatusInternalServerError)
 }
 
 // auditID is the request's Audit-ID header, or a new UUID; it is sent back
@@ -287,10 +301,11 @@ func (rec *record) setCode(code int) {
 	rec.mu.Unlock()
 }
 
-// process writes the event at stage, unless the policy omits it.
-func (rec *record) process(stage EventStage) {
+// process writes the event at stage, unless the policy omits it. It
+// reports false when a blocking-strict backend could not take it.
+func (rec *record) process(stage EventStage) bool {
 	if slices.Contains(rec.d.omitStages, stage) {
-		return
+		return true
 	}
 	rec.mu.Lock()
 	rec.ev.Stage = stage
@@ -306,8 +321,12 @@ func (rec *record) process(stage EventStage) {
 		}
 	}
 	line, err := json.Marshal(&rec.ev)
+	var hookLine []byte
+	if err == nil {
+		hookLine = rec.s.webhookLine(&rec.ev, line)
+	}
 	rec.mu.Unlock()
-	rec.s.write(line, err)
+	return rec.s.emit(line, hookLine, err)
 }
 
 // writer notes the response code (and, for a long-running request, writes

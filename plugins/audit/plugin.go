@@ -1,6 +1,7 @@
-// Package audit is the audit stage: kube-apiserver's audit policy and log
-// backend. Each request the policy selects is written as audit.k8s.io/v1
-// Event JSON lines, one per stage, to a rotated log file.
+// Package audit is the audit stage: kube-apiserver's audit policy, log
+// backend and webhook backend. Each request the policy selects is written
+// as audit.k8s.io/v1 Event JSON lines, one per stage, to a rotated log
+// file, and/or sent in audit.k8s.io/v1 EventLists to a webhook.
 package audit
 
 import (
@@ -34,6 +35,9 @@ type Config struct {
 	// MaxAge is how many days rotated files are kept; 0 keeps them
 	// (--audit-log-maxage).
 	MaxAge int `koanf:"maxAge"`
+	// Webhook sends the events to a remote receiver too
+	// (--audit-webhook-*).
+	Webhook WebhookConfig `koanf:"webhook"`
 
 	policy *Policy // parsed at Validate
 }
@@ -64,8 +68,14 @@ func (c *Config) Validate() error {
 		}
 		c.policy = p
 	}
-	if c.policy != nil && c.LogPath == "" {
-		return &config.FieldError{Key: "logPath", Msg: "is required with a policy"}
+	if err := c.Webhook.validate(); err != nil {
+		return err
+	}
+	if c.policy != nil && c.LogPath == "" && !c.Webhook.enabled() {
+		return &config.FieldError{Key: "logPath", Msg: "is required with a policy (or webhook.configFile)"}
+	}
+	if c.policy == nil && c.Webhook.enabled() {
+		return &config.FieldError{Key: "webhook.configFile", Msg: "needs policyFile or policy"}
 	}
 	for key, v := range map[string]int{"maxSize": c.MaxSize, "maxBackup": c.MaxBackup, "maxAge": c.MaxAge} {
 		if v < 0 {
@@ -81,7 +91,7 @@ func Register(r *pipeline.Registry) {
 		Name:        Name,
 		Kind:        pipeline.KindStage,
 		Description: "writes audit.k8s.io/v1 events by policy.",
-		Config:      func() any { return &Config{} },
+		Config:      func() any { return &Config{Webhook: defaultWebhookConfig()} },
 		New:         func(c any) (any, error) { return newStage(c.(*Config)), nil },
 		Requires:    []string{"authentication"},
 	})

@@ -72,6 +72,14 @@ type Event struct {
 	Annotations              map[string]string `json:"annotations,omitempty"`
 }
 
+// EventList is an audit.k8s.io/v1 EventList: what the webhook backend
+// POSTs. Its items carry no kind and apiVersion, as kube's.
+type EventList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []Event `json:"items"`
+}
+
 // ObjectReference names the object of a resource request.
 type ObjectReference struct {
 	Resource        string    `json:"resource,omitempty"`

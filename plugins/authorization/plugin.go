@@ -6,6 +6,7 @@ package authorization
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 
@@ -40,11 +41,26 @@ func Register(r *pipeline.Registry) {
 	})
 }
 
-// named is one authorizer of the list with its name, for metrics.
+// named is one authorizer of the list with its name, for metrics, and
+// its union name, which prefixes its reasons when nobody decides.
 type named struct {
-	name string
+	name  string
+	union string
 	auth.Authorizer
 }
+
+// newNamed names a, listed as plugin.
+func newNamed(plugin string, a auth.Authorizer) named {
+	n := named{name: plugin, union: plugin, Authorizer: a}
+	if u, ok := a.(unionNamer); ok {
+		n.union = u.AuthorizerName()
+	}
+	return n
+}
+
+// unionNamer is implemented by authorizers whose name in kube's union is
+// not their plugin name (a webhook's configured name).
+type unionNamer interface{ AuthorizerName() string }
 
 // Stage authorizes every request; a refusal is a 403 Forbidden Status.
 type Stage struct {
@@ -66,7 +82,7 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 		if !ok {
 			return errors.New(in.Label + ": not an authorizer")
 		}
-		s.authorizers = append(s.authorizers, named{name: in.Plugin.Name, Authorizer: a})
+		s.authorizers = append(s.authorizers, newNamed(in.Plugin.Name, a))
 	}
 	s.decisions = pipeline.Register(env, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Namespace: "apiserver",
@@ -108,7 +124,7 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		if err != nil {
 			request.AddAuditAnnotation(ctx, reasonAnnotation, "internal error")
 			s.log.Warn("authorization error", zap.String("user", u.Name), zap.String("verb", a.Verb), zap.Error(err))
-			status.Write(w, apierrors.NewInternalError(err))
+			internalError(w, r, err)
 			return
 		}
 		request.AddAuditAnnotation(ctx, decisionAnnotation, "forbid")
@@ -116,6 +132,15 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		status.Write(w, Forbidden(a, reason))
 	})
 }
+
+// internalError answers as kube's responsewriters.InternalError does
+// when an authorizer failed and none allowed: a plain-text 500 naming the
+// request URI, not a Status.
+func internalError(w http.ResponseWriter, r *http.Request, err error) {
+	http.Error(w, htmlEscaper.Replace(fmt.Sprintf("Internal Server Error: %q: %v", r.RequestURI, err)), http.StatusInternalServerError)
+}
+
+var htmlEscaper = strings.NewReplacer(`&`, "&amp;", `<`, "&lt;", `>`, "&gt;")
 
 // kube's audit annotations of the decision.
 const (
@@ -134,14 +159,17 @@ func Attributes(info *request.RequestInfo, u *request.User) *auth.Attributes {
 		a.Resource = info.Resource
 		a.Subresource = info.Subresource
 		a.Name = info.Name
+		a.FieldSelector = info.FieldSelector
+		a.LabelSelector = info.LabelSelector
 	}
 	return a
 }
 
 // Authorize is the union: system:masters is allowed first, then the
-// authorizers are asked in order. The first Allow or Deny decides; when all
-// have no opinion the answer is NoOpinion (a refusal) with their reasons
-// and errors joined.
+// authorizers are asked in order. The first Allow or Deny decides, with its
+// reason; when all have no opinion the answer is NoOpinion (a refusal)
+// with their reasons, each after its authorizer's name as kube's union
+// writes them ("rbac: ..."), and their errors joined.
 func (s *Stage) Authorize(ctx context.Context, a *auth.Attributes) (auth.Decision, string, error) {
 	if a.User != nil {
 		for _, g := range a.User.Groups {
@@ -158,7 +186,7 @@ func (s *Stage) Authorize(ctx context.Context, a *auth.Attributes) (auth.Decisio
 			errs = append(errs, err)
 		}
 		if reason != "" {
-			reasons = append(reasons, reason)
+			reasons = append(reasons, z.union+": "+reason)
 		}
 		switch d {
 		case auth.Allow:

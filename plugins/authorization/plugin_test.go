@@ -114,7 +114,7 @@ func TestUnion(t *testing.T) {
 		{name: "allow passes", user: user, list: []auth.Authorizer{alwaysallow.Authorizer{}}, want: auth.Allow},
 		{name: "deny stops the list", user: user, list: []auth.Authorizer{fixed{d: auth.Deny, reason: "no"}}, want: auth.Deny, wantReason: "no"},
 		{name: "no opinion asks the next", user: user, list: []auth.Authorizer{alwaysdeny.Authorizer{}, alwaysallow.Authorizer{}}, want: auth.Allow},
-		{name: "reasons joined", user: user, list: []auth.Authorizer{fixed{reason: "a"}, fixed{reason: "b"}}, want: auth.NoOpinion, wantReason: "a\nb"},
+		{name: "reasons joined after their authorizer's name, as kube's union", user: user, list: []auth.Authorizer{fixed{reason: "a"}, fixed{reason: "b"}}, want: auth.NoOpinion, wantReason: "x: a\nx: b"},
 		{name: "errors kept", user: user, list: []auth.Authorizer{fixed{err: boom}}, want: auth.NoOpinion, wantErr: true},
 		{name: "stops at deny", user: user, list: []auth.Authorizer{fixed{d: auth.Deny}}, want: auth.Deny, laterCalls: 0},
 	} {
@@ -122,7 +122,7 @@ func TestUnion(t *testing.T) {
 			s := &Stage{log: zap.NewNop()}
 			calls := 0
 			for _, a := range append(tc.list, fixed{d: auth.Allow, calls: &calls}) {
-				s.authorizers = append(s.authorizers, named{name: "x", Authorizer: a})
+				s.authorizers = append(s.authorizers, newNamed("x", a))
 			}
 			if len(tc.list) == 0 {
 				s.authorizers = nil
@@ -163,17 +163,20 @@ func TestMiddleware(t *testing.T) {
 		list     []auth.Authorizer
 		wantCode int
 		wantMsg  string
+		wantText string
 	}{
 		{name: "allowed", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysallow.Authorizer{}}, wantCode: http.StatusOK},
 		{name: "forbidden", user: &request.User{Name: "alice"}, list: []auth.Authorizer{alwaysdeny.Authorizer{}}, wantCode: http.StatusForbidden,
-			wantMsg: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b": Everything is forbidden.`},
+			wantMsg: `pods is forbidden: User "alice" cannot list resource "pods" in API group "" in the namespace "team-b": alwaysdeny: Everything is forbidden.`},
 		{name: "authorizer error is 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("boom")}}, wantCode: http.StatusInternalServerError},
+		{name: "authorizer error is kube's plain-text 500", user: &request.User{Name: "alice"}, list: []auth.Authorizer{fixed{err: errors.New("dial <x> & y")}}, wantCode: http.StatusInternalServerError,
+			wantText: "Internal Server Error: \"/api/v1/namespaces/team-b/pods\": dial &lt;x&gt; &amp; y\n"},
 		{name: "no user is 500", wantCode: http.StatusInternalServerError, wantMsg: "Internal error occurred: no user found for request"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := &Stage{log: zap.NewNop()}
 			for _, a := range tc.list {
-				s.authorizers = append(s.authorizers, named{name: "x", Authorizer: a})
+				s.authorizers = append(s.authorizers, newNamed("x", a))
 			}
 			h := s.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 			r := httptest.NewRequest(http.MethodGet, info.Path, nil)
@@ -182,6 +185,11 @@ func TestMiddleware(t *testing.T) {
 			h.ServeHTTP(w, r)
 			if w.Code != tc.wantCode {
 				t.Fatalf("code %d, want %d: %s", w.Code, tc.wantCode, w.Body)
+			}
+			if tc.wantText != "" {
+				if got := w.Body.String(); got != tc.wantText || w.Header().Get("Content-Type") != "text/plain; charset=utf-8" {
+					t.Fatalf("body %q (%s), want %q", got, w.Header().Get("Content-Type"), tc.wantText)
+				}
 			}
 			if tc.wantMsg != "" {
 				var st metav1.Status

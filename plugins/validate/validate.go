@@ -137,6 +137,9 @@ func beforeUpdate(op *request.Operation) error {
 		}
 		st.PrepareForUpdate(op.Object, op.Old)
 		errs = st.ValidateUpdate(op.Object, op.Old)
+		if w, ok := st.(api.Warner); ok && len(errs) == 0 {
+			warn(op, w.WarningsOnUpdate(op.Object, op.Old))
+		}
 	} else {
 		res.Strategy.PrepareForUpdate(op.Object, op.Old)
 		errs = res.Strategy.ValidateUpdate(op.Object, op.Old)

@@ -22,6 +22,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
+	networkingv1 "k8s.io/api/networking/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -109,6 +110,12 @@ func Apply(obj runtime.Object) {
 		mutatingAdmissionPolicy(o)
 	case *admissionregistrationv1.MutatingAdmissionPolicyBinding:
 		matchResources(o.Spec.MatchResources)
+
+	// networking/v1: Ingress has none.
+	case *networkingv1.NetworkPolicy:
+		networkPolicy(o)
+	case *networkingv1.IngressClass:
+		ingressClass(o)
 
 	// scheduling/v1
 	case *schedulingv1.PriorityClass:

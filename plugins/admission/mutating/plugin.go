@@ -26,7 +26,7 @@ func Register(r *pipeline.Registry) {
 		Nested:      map[string]pipeline.Kind{"plugins": pipeline.KindMutatingAdmission},
 		NestedDefaults: map[string][]config.Entry{
 			// kube's default-on plugins built here, in kube's order.
-			"plugins": {{Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "DefaultTolerationSeconds"}, {Name: "MutatingAdmissionWebhook"}},
+			"plugins": {{Name: "LimitRanger"}, {Name: "ServiceAccount"}, {Name: "Priority"}, {Name: "DefaultTolerationSeconds"}, {Name: "DefaultIngressClass"}, {Name: "MutatingAdmissionWebhook"}},
 		},
 		Requires: []string{"decode"},
 		After:    []string{"field-manager", "authorization"},

@@ -35,3 +35,7 @@ var _ auth.Authorizer = Authorizer{}
 func (Authorizer) Authorize(context.Context, *auth.Attributes) (auth.Decision, string, error) {
 	return auth.NoOpinion, Reason, nil
 }
+
+// AuthorizerName is kube's union name of the AlwaysDeny mode, which
+// prefixes its reason in the 403.
+func (Authorizer) AuthorizerName() string { return "alwaysdeny" }
