@@ -39,6 +39,9 @@ type Resource struct {
 	StoragePath string
 	// AllowCreateOnUpdate lets PUT create a missing object, where kube does.
 	AllowCreateOnUpdate bool
+	// RequireResourceVersion refuses a PUT without metadata.resourceVersion
+	// (kube's strategies whose AllowUnconditionalUpdate is false).
+	RequireResourceVersion bool
 	// ReturnDeletedObject answers a delete with the object rather than a
 	// Status, for the types where kube does (pods, services, namespaces...).
 	ReturnDeletedObject bool

@@ -66,7 +66,7 @@ func Resources(o Options) []*Resource {
 				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod")),
+			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod"), evictionSubresource),
 			Strategy: podStrategy{Generic{HasStatus: true, Create: createPod}}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
@@ -120,6 +120,11 @@ func Resources(o Options) []*Resource {
 			Verbs: allVerbs, Subresources: subs(status(batchV1, "Job")), Strategy: newJobStrategy(), FieldAttrs: jobFields},
 		{GroupVersion: batchV1, Name: "cronjobs", SingularName: "cronjob", Kind: "CronJob", Namespaced: true, ShortNames: []string{"cj"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(batchV1, "CronJob")), Strategy: cronJobStrategy{withGeneration}},
+
+		{GroupVersion: autoscalingV2, Name: "horizontalpodautoscalers", SingularName: "horizontalpodautoscaler", Kind: "HorizontalPodAutoscaler", Namespaced: true, ShortNames: []string{"hpa"}, Categories: []string{"all"},
+			Verbs: allVerbs, Subresources: subs(status(autoscalingV2, "HorizontalPodAutoscaler")), Strategy: withGeneration},
+		{GroupVersion: policyV1, Name: "poddisruptionbudgets", SingularName: "poddisruptionbudget", Kind: "PodDisruptionBudget", Namespaced: true, ShortNames: []string{"pdb"},
+			Verbs: allVerbs, RequireResourceVersion: true, Subresources: subs(status(policyV1, "PodDisruptionBudget")), Strategy: newPDBStrategy()},
 
 		{GroupVersion: schema.GroupVersion{Group: "coordination.k8s.io", Version: "v1"}, Name: "leases", SingularName: "lease", Kind: "Lease", Namespaced: true,
 			Verbs: allVerbs, Strategy: plain},

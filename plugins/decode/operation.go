@@ -197,6 +197,11 @@ func (d *Decoder) write(r *http.Request, info *request.RequestInfo, res *api.Res
 		if err := d.live(r.Context(), op, res.AllowCreateOnUpdate && info.Subresource == ""); err != nil {
 			return nil, err
 		}
+		if op.Old != nil && m.GetResourceVersion() == "" && res.RequireResourceVersion {
+			// kube names the resource, not the kind, in this one.
+			return nil, apierrors.NewInvalid(schema.GroupKind{Group: res.GroupVersion.Group, Kind: res.Name}, m.GetName(), field.ErrorList{
+				field.Invalid(field.NewPath("metadata", "resourceVersion"), uint64(0), "must be specified for an update")})
+		}
 		if op.Old != nil && m.GetResourceVersion() == "" {
 			// An update without a resourceVersion applies to the live
 			// object, as kube's AllowUnconditionalUpdate types do.

@@ -79,6 +79,12 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	if !res.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
 		return notFound()
 	}
+	if info.Subresource == "eviction" {
+		if info.Verb != "create" {
+			return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
+		}
+		return wr.evict(w, r, res, info)
+	}
 	if create := res.VirtualCreate(info.Subresource); create != nil {
 		if info.Verb != "create" {
 			return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)

@@ -33,7 +33,8 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		// Scale is checked where it is applied to its parent.
 		// Virtual resources (access reviews, TokenRequest) are never
 		// stored: their handlers check what they are sent.
-		if !ok || op.Object == nil || op.Subresource == "scale" || op.Resource.VirtualCreate(op.Subresource) != nil {
+		// An eviction is checked by the terminal stage, which deletes.
+		if !ok || op.Object == nil || op.Subresource == "scale" || op.Subresource == "eviction" || op.Resource.VirtualCreate(op.Subresource) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}

@@ -18,6 +18,7 @@ package defaults
 import (
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -81,6 +82,10 @@ func Apply(obj runtime.Object) {
 		job(o)
 	case *batchv1.CronJob:
 		cronJob(o)
+
+	// autoscaling/v2; policy/v1 PodDisruptionBudgets have no defaults.
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		horizontalPodAutoscaler(o)
 
 	// rbac/v1: roles have no defaults, bindings do.
 	case *rbacv1.RoleBinding:
