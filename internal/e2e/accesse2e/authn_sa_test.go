@@ -3,8 +3,6 @@ package accesse2e
 import (
 	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -16,54 +14,11 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
 )
-
-// tokenConfig talks to ts with a bearer token and no client certificate.
-func tokenConfig(ts *testserver.TestServer, token string) *rest.Config {
-	return &rest.Config{Host: ts.Config.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: ts.Config.CAData, CAFile: ts.Config.CAFile, ServerName: ts.Config.ServerName}}
-}
-
-// tokenKubeconfig writes a kubeconfig holding only token, for kubectl.
-func tokenKubeconfig(t *testing.T, ts *testserver.TestServer, token string) string {
-	t.Helper()
-	admin, err := clientcmd.LoadFromFile(ts.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cluster := admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["kpipe"] = cluster
-	cfg.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["token"] = &clientcmdapi.Context{Cluster: "kpipe", AuthInfo: "token"}
-	cfg.CurrentContext = "token"
-	path := filepath.Join(t.TempDir(), "token.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// kubectlAs runs the real kubectl with the kubeconfig at path. It skips
-// the test where kubectl is not installed, and says so.
-func kubectlAs(t *testing.T, kubeconfig string, args ...string) (string, error) {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH; this test needs the real kubectl")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-	return string(out), err
-}
 
 func createNamespaces(t *testing.T, cs kubernetes.Interface, names ...string) {
 	t.Helper()
@@ -127,7 +82,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	}
 
 	// The token authenticates as kube's service account user.
-	robot := e2eutil.Clientset(t, tokenConfig(ts, token))
+	robot := e2eutil.Clientset(t, e2eutil.TokenConfig(ts, token))
 	ssr, err := robot.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatalf("SelfSubjectReview with the token: %v", err)
@@ -142,8 +97,8 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	}
 
 	// kubectl auth whoami shows the user and groups.
-	kc := tokenKubeconfig(t, ts, token)
-	out, err := kubectlAs(t, kc, "auth", "whoami", "-o", "json")
+	kc := e2eutil.TokenKubeconfig(t, ts, token)
+	out, err := e2eutil.KubectlAs(t, kc, "auth", "whoami", "-o", "json")
 	if err != nil {
 		t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
 	}
@@ -154,7 +109,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	if who.Status.UserInfo.Username != "system:serviceaccount:sa-tokens:robot" || !slices.Equal(who.Status.UserInfo.Groups, wantGroups) {
 		t.Errorf("kubectl auth whoami = %+v", who.Status.UserInfo)
 	}
-	out, err = kubectlAs(t, kc, "auth", "whoami")
+	out, err = e2eutil.KubectlAs(t, kc, "auth", "whoami")
 	if err != nil {
 		t.Fatal(err, out)
 	}
@@ -165,7 +120,7 @@ func testTokenLifecycle(t *testing.T, ts *testserver.TestServer) {
 	// is seen only once the entry expires. Then the token is refused with
 	// 401. A fresh token, so the entry's start is known: it is no earlier
 	// than cached.
-	fresh := e2eutil.Clientset(t, tokenConfig(ts, createToken(t, ts, "sa-tokens", "robot")))
+	fresh := e2eutil.Clientset(t, e2eutil.TokenConfig(ts, createToken(t, ts, "sa-tokens", "robot")))
 	review := func() error {
 		_, err := fresh.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
 		return err
@@ -252,7 +207,7 @@ func testTokenRequest(t *testing.T, ts *testserver.TestServer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = e2eutil.Clientset(t, tokenConfig(ts, other.Status.Token)).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
+	_, err = e2eutil.Clientset(t, e2eutil.TokenConfig(ts, other.Status.Token)).CoreV1().Namespaces().List(ctx, metav1.ListOptions{})
 	if !apierrors.IsUnauthorized(err) {
 		t.Errorf("token for audience vault used on the API: err = %v, want 401", err)
 	}

@@ -115,7 +115,7 @@ func TestImpersonation(t *testing.T) {
 		}
 	})
 	t.Run("kubectl --as is refused for a user without impersonate rights", func(t *testing.T) {
-		out, err := kubectlAs(t, tokenKubeconfig(t, ts, "bob-token"), "--as", "alice", "get", "pods", "-n", "team-a")
+		out, err := e2eutil.KubectlAs(t, e2eutil.TokenKubeconfig(t, ts, "bob-token"), "--as", "alice", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("bob impersonated alice:\n%s", out)
 		}
@@ -123,17 +123,17 @@ func TestImpersonation(t *testing.T) {
 			`users "alice" is forbidden: User "bob" cannot impersonate resource "users" in API group "" at the cluster scope`)
 	})
 	t.Run("impersonate rights are per name and per kind", func(t *testing.T) {
-		carol := tokenKubeconfig(t, ts, "carol-token")
+		carol := e2eutil.TokenKubeconfig(t, ts, "carol-token")
 		e2eutil.Eventually(t, 5*time.Second, "carol's binding in the RBAC cache", func() bool {
-			_, err := kubectlAs(t, carol, "--as", "alice", "get", "pods", "-n", "team-a")
+			_, err := e2eutil.KubectlAs(t, carol, "--as", "alice", "get", "pods", "-n", "team-a")
 			return err == nil
 		})
-		out, err := kubectlAs(t, carol, "--as", "dave", "get", "pods", "-n", "team-a")
+		out, err := e2eutil.KubectlAs(t, carol, "--as", "dave", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("carol impersonated dave:\n%s", out)
 		}
 		e2eutil.MustContain(t, "kubectl output", out, `users "dave" is forbidden: User "carol" cannot impersonate resource "users" in API group ""`)
-		out, err = kubectlAs(t, carol, "--as", "alice", "--as-group", "system:masters", "get", "pods", "-n", "team-a")
+		out, err = e2eutil.KubectlAs(t, carol, "--as", "alice", "--as-group", "system:masters", "get", "pods", "-n", "team-a")
 		if err == nil {
 			t.Fatalf("carol impersonated system:masters:\n%s", out)
 		}
@@ -145,12 +145,12 @@ func TestImpersonation(t *testing.T) {
 		_, err := kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		mustForbidden(t, err, `pods is forbidden: User "system:serviceaccount:team-a:robot" cannot list resource "pods" in API group "" in the namespace "team-a"`)
 
-		cfg = tokenConfig(ts, "bob-token")
+		cfg = e2eutil.TokenConfig(ts, "bob-token")
 		cfg.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:team-a:robot"}
 		_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		mustForbidden(t, err, `serviceaccounts "robot" is forbidden: User "bob" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "team-a"`)
 
-		cfg = tokenConfig(ts, "bob-token")
+		cfg = e2eutil.TokenConfig(ts, "bob-token")
 		cfg.Impersonate = rest.ImpersonationConfig{Groups: []string{"devs"}}
 		_, err = kubernetes.NewForConfigOrDie(cfg).CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		if !apierrors.IsBadRequest(err) || !strings.Contains(err.Error(), "without impersonating a user") {

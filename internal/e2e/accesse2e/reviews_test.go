@@ -25,7 +25,7 @@ const waitRBAC = 10 * time.Second
 // and exit code (0 yes, 1 no), as kubectl reports them.
 func canI(t *testing.T, kubeconfig string, args ...string) (string, int) {
 	t.Helper()
-	out, err := kubectlAs(t, kubeconfig, append([]string{"auth", "can-i"}, args...)...)
+	out, err := e2eutil.KubectlAs(t, kubeconfig, append([]string{"auth", "can-i"}, args...)...)
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
@@ -78,7 +78,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 
 	// The token user's real requests: list in team-a, refused in team-b
 	// with kube's message, refused writes.
-	viewer := e2eutil.Clientset(t, tokenConfig(ts, token))
+	viewer := e2eutil.Clientset(t, e2eutil.TokenConfig(ts, token))
 	e2eutil.Eventually(t, waitRBAC, "the view binding to reach the RBAC cache", func() bool {
 		_, err := viewer.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{})
 		return err == nil
@@ -89,7 +89,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 	mustForbidden(t, err, `configmaps is forbidden: User "`+user+`" cannot create resource "configmaps" in API group "" in the namespace "team-a"`)
 
 	// kubectl auth can-i agrees with them.
-	kc := tokenKubeconfig(t, ts, token)
+	kc := e2eutil.TokenKubeconfig(t, ts, token)
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -112,7 +112,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 
 	// can-i --list shows the rules of team-a: view's, and basic-user's
 	// self reviews.
-	out, err := kubectlAs(t, kc, "auth", "can-i", "--list", "-n", "team-a")
+	out, err := e2eutil.KubectlAs(t, kc, "auth", "can-i", "--list", "-n", "team-a")
 	if err != nil {
 		t.Fatalf("kubectl auth can-i --list: %v\n%s", err, out)
 	}
@@ -123,7 +123,7 @@ func testReviews(t *testing.T, ts *testserver.TestServer, token string) {
 	if strings.Contains(out, "secrets ") {
 		t.Errorf("can-i --list in team-a lists secrets, which view does not grant:\n%s", out)
 	}
-	out, err = kubectlAs(t, kc, "auth", "can-i", "--list", "-n", "team-b")
+	out, err = e2eutil.KubectlAs(t, kc, "auth", "can-i", "--list", "-n", "team-b")
 	if err != nil {
 		t.Fatal(err, out)
 	}
@@ -212,7 +212,7 @@ func testRBACEscalation(t *testing.T, ts *testserver.TestServer) {
 		t.Fatal(err)
 	}
 	bindRole(t, admin, "esc", "role-manager", "Role", "role-manager", saSubject("esc", "manager"))
-	mgr := e2eutil.Clientset(t, tokenConfig(ts, createToken(t, ts, "esc", "manager")))
+	mgr := e2eutil.Clientset(t, e2eutil.TokenConfig(ts, createToken(t, ts, "esc", "manager")))
 	roles := mgr.RbacV1().Roles("esc")
 
 	held := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Name: "pod-reader"}, Rules: []rbacv1.PolicyRule{

@@ -19,7 +19,6 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
@@ -160,45 +159,20 @@ func start(t *testing.T, s *service) *testserver.TestServer {
 	}})
 }
 
-// tokenConfig talks to ts with a bearer token and nothing else.
-func tokenConfig(ts *testserver.TestServer, token string) *rest.Config {
-	return &rest.Config{Host: ts.Config.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: ts.Config.CAData, CAFile: ts.Config.CAFile, ServerName: ts.Config.ServerName}}
-}
-
-// tokenKubeconfig writes a kubeconfig for kubectl with token only.
-func tokenKubeconfig(t *testing.T, ts *testserver.TestServer, token string) string {
-	t.Helper()
-	admin, err := clientcmd.LoadFromFile(ts.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["kpipe"] = admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	cfg.AuthInfos["token"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["token"] = &clientcmdapi.Context{Cluster: "kpipe", AuthInfo: "token"}
-	cfg.CurrentContext = "token"
-	p := filepath.Join(t.TempDir(), "token.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, p); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
 func TestAuthWebhooks(t *testing.T) {
 	s := startService(t)
 	ts := start(t, s)
 	ctx := context.Background()
 	admin := e2eutil.Clientset(t, ts.Config)
 	e2eutil.Namespace(t, admin, "team")
-	janeCS := e2eutil.Clientset(t, tokenConfig(ts, janeToken))
+	janeCS := e2eutil.Clientset(t, e2eutil.TokenConfig(ts, janeToken))
 
 	t.Run("kubectl auth whoami with a webhook token shows the remote user", func(t *testing.T) {
 		kubectl, err := exec.LookPath("kubectl")
 		if err != nil {
 			t.Skip("kubectl is not on PATH; this test needs the real kubectl")
 		}
-		out, err := exec.Command(kubectl, "--kubeconfig", tokenKubeconfig(t, ts, janeToken), "auth", "whoami", "-o", "json").CombinedOutput()
+		out, err := exec.Command(kubectl, "--kubeconfig", e2eutil.TokenKubeconfig(t, ts, janeToken), "auth", "whoami", "-o", "json").CombinedOutput()
 		if err != nil {
 			t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
 		}
@@ -295,7 +269,7 @@ func TestAuthWebhooks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		carolCfg := tokenConfig(ts, "")
+		carolCfg := e2eutil.TokenConfig(ts, "")
 		carolCfg.CertData, carolCfg.KeyData = certPEM, keyPEM
 		carol := e2eutil.Clientset(t, carolCfg)
 		if _, err := admin.RbacV1().RoleBindings("team").Create(ctx, &rbacv1.RoleBinding{
@@ -325,7 +299,7 @@ func TestAuthWebhooks(t *testing.T) {
 		}
 		// A token the cache does not hold is 401; jane's still works
 		// within cacheTTL, as in kube.
-		_, err = e2eutil.Clientset(t, tokenConfig(ts, "new-token")).CoreV1().ConfigMaps("team").List(ctx, metav1.ListOptions{})
+		_, err = e2eutil.Clientset(t, e2eutil.TokenConfig(ts, "new-token")).CoreV1().ConfigMaps("team").List(ctx, metav1.ListOptions{})
 		if !apierrors.IsUnauthorized(err) {
 			t.Fatalf("new token with the webhook down: %v, want 401", err)
 		}

@@ -4,10 +4,8 @@
 package e2eutil
 
 import (
-	"context"
 	"io"
 	"net/http"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -21,15 +19,7 @@ import (
 // skips the test where kubectl is not installed, and says so.
 func Kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, error) {
 	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH; this test needs the real kubectl")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", ts.Kubeconfig}, args...)...)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
+	return KubectlAs(t, ts.Kubeconfig, args...)
 }
 
 // Get fetches url with c and returns status and body.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -18,8 +17,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/clientcmd"
-	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
@@ -89,39 +86,6 @@ func claims(sub string, extra map[string]any) map[string]any {
 	return c
 }
 
-// tokenKubeconfig writes a kubeconfig holding only token, for kubectl.
-func tokenKubeconfig(t *testing.T, ts *testserver.TestServer, token string) string {
-	t.Helper()
-	admin, err := clientcmd.LoadFromFile(ts.Kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := clientcmdapi.NewConfig()
-	cfg.Clusters["kpipe"] = admin.Clusters[admin.Contexts[admin.CurrentContext].Cluster]
-	cfg.AuthInfos["oidc"] = &clientcmdapi.AuthInfo{Token: token}
-	cfg.Contexts["oidc"] = &clientcmdapi.Context{Cluster: "kpipe", AuthInfo: "oidc"}
-	cfg.CurrentContext = "oidc"
-	path := filepath.Join(t.TempDir(), "oidc.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, path); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// kubectlAs runs the real kubectl with the kubeconfig at path. It skips
-// the test where kubectl is not installed, and says so.
-func kubectlAs(t *testing.T, kubeconfig string, args ...string) (string, error) {
-	t.Helper()
-	path, err := exec.LookPath("kubectl")
-	if err != nil {
-		t.Skip("kubectl is not on PATH; this test needs the real kubectl")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, path, append([]string{"--kubeconfig", kubeconfig}, args...)...).CombinedOutput()
-	return string(out), err
-}
-
 func wantUnauthorized(t *testing.T, what string, code int, body []byte) {
 	t.Helper()
 	if code != http.StatusUnauthorized {
@@ -152,8 +116,8 @@ func TestJWTAuthenticator(t *testing.T) {
 	})
 
 	t.Run("kubectl auth whoami shows the mapped user", func(t *testing.T) {
-		kc := tokenKubeconfig(t, ts, alice)
-		out, err := kubectlAs(t, kc, "auth", "whoami", "-o", "json")
+		kc := e2eutil.TokenKubeconfig(t, ts, alice)
+		out, err := e2eutil.KubectlAs(t, kc, "auth", "whoami", "-o", "json")
 		if err != nil {
 			t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
 		}
@@ -168,7 +132,7 @@ func TestJWTAuthenticator(t *testing.T) {
 		if id := ui.Extra["authentication.kubernetes.io/credential-id"]; !slices.Equal(id, authenticationv1.ExtraValue{"JTI=alice-jti"}) {
 			t.Errorf("credential-id = %v, want JTI=alice-jti", id)
 		}
-		out, err = kubectlAs(t, kc, "auth", "whoami")
+		out, err = e2eutil.KubectlAs(t, kc, "auth", "whoami")
 		if err != nil {
 			t.Fatal(err, out)
 		}
@@ -182,7 +146,7 @@ func TestJWTAuthenticator(t *testing.T) {
 			code, _ := e2eutil.Do(t, raw, ts, "/version", build)
 			return code == http.StatusOK
 		})
-		out, err := kubectlAs(t, tokenKubeconfig(t, ts, build), "auth", "whoami", "-o", "json")
+		out, err := e2eutil.KubectlAs(t, e2eutil.TokenKubeconfig(t, ts, build), "auth", "whoami", "-o", "json")
 		if err != nil {
 			t.Fatalf("kubectl auth whoami: %v\n%s", err, out)
 		}
@@ -214,12 +178,12 @@ func TestJWTAuthenticator(t *testing.T) {
 		}, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		kc := tokenKubeconfig(t, ts, alice)
+		kc := e2eutil.TokenKubeconfig(t, ts, alice)
 		e2eutil.Eventually(t, 10*time.Second, "the binding to reach RBAC", func() bool {
-			_, err := kubectlAs(t, kc, "get", "configmaps", "-n", ns)
+			_, err := e2eutil.KubectlAs(t, kc, "get", "configmaps", "-n", ns)
 			return err == nil
 		})
-		out, err := kubectlAs(t, kc, "get", "configmaps", "-n", "default")
+		out, err := e2eutil.KubectlAs(t, kc, "get", "configmaps", "-n", "default")
 		if err == nil {
 			t.Fatalf("listing configmaps outside the bound namespace worked:\n%s", out)
 		}
@@ -227,8 +191,8 @@ func TestJWTAuthenticator(t *testing.T) {
 			`configmaps is forbidden: User "oidc:alice" cannot list resource "configmaps" in API group "" in the namespace "default"`)
 
 		// Another user of the issuer, not in the group, is not bound.
-		bob := tokenKubeconfig(t, ts, iss.Sign(t, claims("bob", map[string]any{"groups": []string{"testers"}})))
-		out, err = kubectlAs(t, bob, "get", "configmaps", "-n", ns)
+		bob := e2eutil.TokenKubeconfig(t, ts, iss.Sign(t, claims("bob", map[string]any{"groups": []string{"testers"}})))
+		out, err = e2eutil.KubectlAs(t, bob, "get", "configmaps", "-n", ns)
 		if err == nil {
 			t.Fatalf("bob, not in oidc:devs, listed configmaps:\n%s", out)
 		}
@@ -248,7 +212,7 @@ func TestJWTAuthenticator(t *testing.T) {
 			wantUnauthorized(t, tc.name, code, body)
 		}
 		// kubectl says so too.
-		out, err := kubectlAs(t, tokenKubeconfig(t, ts, iss.Sign(t, claims("alice", map[string]any{"aud": "someone-else"}))), "get", "namespaces")
+		out, err := e2eutil.KubectlAs(t, e2eutil.TokenKubeconfig(t, ts, iss.Sign(t, claims("alice", map[string]any{"aud": "someone-else"}))), "get", "namespaces")
 		if err == nil {
 			t.Fatalf("kubectl with a token of another audience:\n%s", out)
 		}
@@ -284,7 +248,7 @@ func TestJWTAuthenticator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		out, err := kubectlAs(t, tokenKubeconfig(t, ts, tr.Status.Token), "auth", "whoami")
+		out, err := e2eutil.KubectlAs(t, e2eutil.TokenKubeconfig(t, ts, tr.Status.Token), "auth", "whoami")
 		if err != nil {
 			t.Fatalf("kubectl auth whoami with a service account token: %v\n%s", err, out)
 		}
@@ -343,7 +307,7 @@ func TestJWTAuthenticator(t *testing.T) {
 			code, _ := e2eutil.Do(t, raw, ts, "/version", carol)
 			return code == http.StatusOK
 		})
-		out, err := kubectlAs(t, tokenKubeconfig(t, ts, carol), "auth", "whoami")
+		out, err := e2eutil.KubectlAs(t, e2eutil.TokenKubeconfig(t, ts, carol), "auth", "whoami")
 		if err != nil {
 			t.Fatal(err, out)
 		}

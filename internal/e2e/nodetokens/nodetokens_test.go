@@ -17,7 +17,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
@@ -57,12 +56,6 @@ func startServer(t *testing.T) (*testserver.TestServer, string) {
 		}
 	}})
 	return ts, logPath
-}
-
-// tokenConfig talks to ts with a bearer token and no client certificate.
-func tokenConfig(ts *testserver.TestServer, token string) *rest.Config {
-	return &rest.Config{Host: ts.Config.Host, BearerToken: token,
-		TLSClientConfig: rest.TLSClientConfig{CAData: ts.Config.CAData, CAFile: ts.Config.CAFile, ServerName: ts.Config.ServerName}}
 }
 
 // kubectlToken runs `kubectl create token` as the admin.
@@ -109,7 +102,7 @@ func payload(t *testing.T, token string) claims {
 
 // whoami is the user a token authenticates as (SelfSubjectReview).
 func whoami(ts *testserver.TestServer, token string) (authenticationv1.UserInfo, error) {
-	cs, err := kubernetes.NewForConfig(tokenConfig(ts, token))
+	cs, err := kubernetes.NewForConfig(e2eutil.TokenConfig(ts, token))
 	if err != nil {
 		return authenticationv1.UserInfo{}, err
 	}
