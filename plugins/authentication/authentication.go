@@ -111,7 +111,7 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 // credential (nil when there was no credential anyone recognised).
 func (s *Stage) authenticate(r *http.Request) (*request.User, error) {
 	if s.loopbackToken != "" {
-		if tok, ok := bearerToken(r); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.loopbackToken)) == 1 {
+		if tok, ok := auth.BearerToken(r); ok && subtle.ConstantTimeCompare([]byte(tok), []byte(s.loopbackToken)) == 1 {
 			return &request.User{Name: request.APIServerUser, Groups: []string{request.SystemPrivileged, request.AllAuthenticated}}, nil
 		}
 	}
@@ -141,16 +141,6 @@ func withAuthenticatedGroup(u *request.User) *request.User {
 	c := *u
 	c.Groups = append(slices.Clip(u.Groups), request.AllAuthenticated)
 	return &c
-}
-
-// bearerToken reads `Authorization: Bearer <token>` as kube does.
-func bearerToken(r *http.Request) (string, bool) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	parts := strings.SplitN(h, " ", 3)
-	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
-		return "", false
-	}
-	return parts[1], true
 }
 
 // clearProxyHeaders drops kube's standard front-proxy identity headers,

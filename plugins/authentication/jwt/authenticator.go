@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -139,7 +138,7 @@ const lookupTimeout = 30 * time.Second
 
 // AuthenticateRequest implements auth.Authenticator.
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, bool, error) {
-	token, ok := bearer(r)
+	token, ok := auth.BearerToken(r)
 	if !ok {
 		return nil, false, nil
 	}
@@ -213,13 +212,4 @@ func (a *Authenticator) verify(ctx context.Context, is *issuer, token string) (a
 		return auth.TokenResult{}, err
 	}
 	return auth.TokenResult{User: u, NotAfter: exp}, nil
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	parts := strings.SplitN(h, " ", 3)
-	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
-		return "", false
-	}
-	return parts[1], true
 }

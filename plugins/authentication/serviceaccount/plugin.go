@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/kpipe/kpipe/config"
@@ -97,35 +96,7 @@ func (a *Authenticator) Provision(env *pipeline.Env) error {
 // invalid, expired, for other audiences or for a deleted service account,
 // is an error (401).
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, bool, error) {
-	token, ok := bearer(r)
-	if !ok {
-		return nil, false, nil
-	}
-	check := auth.AudienceCheckFrom(r.Context())
-	var want []string
-	if check != nil {
-		want = check.Want
-	}
-	var (
-		res auth.TokenResult
-		err error
-	)
-	if a.cache == nil {
-		res, ok, err = a.verify(r.Context(), token, want)
-	} else {
-		res, ok, err = a.cache.Authenticate(token, want, func() (auth.TokenResult, bool, error) {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), lookupTimeout)
-			defer cancel()
-			return a.verify(ctx, token, want)
-		})
-	}
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	if check != nil {
-		check.Matched = res.Matched
-	}
-	return res.User, true, nil
+	return auth.AuthenticateBearer(r, a.cache, nil, lookupTimeout, a.verify)
 }
 
 // verify checks the token's signature, claims and audiences, and that
@@ -143,13 +114,4 @@ func (a *Authenticator) verify(ctx context.Context, token string, want []string)
 		res.NotAfter = c.ExpiresAt.Time
 	}
 	return res, true, nil
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	parts := strings.SplitN(h, " ", 3)
-	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
-		return "", false
-	}
-	return parts[1], true
 }

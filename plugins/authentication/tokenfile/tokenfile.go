@@ -122,7 +122,7 @@ func sameStat(fi os.FileInfo, modTime time.Time, size int64) bool {
 // in the file is ok=false, so other authenticators may try it; if none
 // recognises it, the stage answers 401.
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, bool, error) {
-	tok, ok := bearerToken(r)
+	tok, ok := auth.BearerToken(r)
 	if !ok {
 		return nil, false, nil
 	}
@@ -133,16 +133,6 @@ func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, boo
 	c := *u
 	c.Groups = append([]string(nil), u.Groups...)
 	return &c, true, nil
-}
-
-// bearerToken reads `Authorization: Bearer <token>` as kube does.
-func bearerToken(r *http.Request) (string, bool) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	parts := strings.SplitN(h, " ", 3)
-	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
-		return "", false
-	}
-	return parts[1], true
 }
 
 // load reads and parses the file, stat first so a write racing the read

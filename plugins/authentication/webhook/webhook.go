@@ -5,7 +5,6 @@ import (
 	"errors"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"go.uber.org/zap"
@@ -135,35 +134,7 @@ func (a *Authenticator) Provision(env *pipeline.Env) error {
 // status.error, or when the call fails, it is an error (401 unless
 // another authenticator recognises it).
 func (a *Authenticator) AuthenticateRequest(r *http.Request) (*request.User, bool, error) {
-	token, ok := bearer(r)
-	if !ok {
-		return nil, false, nil
-	}
-	check := auth.AudienceCheckFrom(r.Context())
-	want := a.apiAudiences
-	if check != nil {
-		want = check.Want
-	}
-	var (
-		res auth.TokenResult
-		err error
-	)
-	if a.cache == nil {
-		res, ok, err = a.review(r.Context(), token, want)
-	} else {
-		res, ok, err = a.cache.Authenticate(token, want, func() (auth.TokenResult, bool, error) {
-			ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), callTimeout)
-			defer cancel()
-			return a.review(ctx, token, want)
-		})
-	}
-	if err != nil || !ok {
-		return nil, false, err
-	}
-	if check != nil {
-		check.Matched = res.Matched
-	}
-	return res.User, true, nil
+	return auth.AuthenticateBearer(r, a.cache, a.apiAudiences, callTimeout, a.review)
 }
 
 // review sends the TokenReview, with retries, and maps its status as
@@ -220,13 +191,4 @@ func intersect(want, got []string) []string {
 		}
 	}
 	return out
-}
-
-func bearer(r *http.Request) (string, bool) {
-	h := strings.TrimSpace(r.Header.Get("Authorization"))
-	parts := strings.SplitN(h, " ", 3)
-	if len(parts) < 2 || !strings.EqualFold(parts[0], "bearer") || parts[1] == "" {
-		return "", false
-	}
-	return parts[1], true
 }
