@@ -15,7 +15,7 @@ var (
 
 // evictionSubresource is pods/eviction, a policy/v1 Eviction: the
 // terminal stage deletes the pod if its disruption budget allows.
-var evictionSubresource = &Subresource{Name: "eviction", Kind: "Eviction", GroupVersion: policyV1, Verbs: []string{"create"}}
+var evictionSubresource = &Subresource{Name: "eviction", Kind: "Eviction", GroupVersion: policyV1, Verbs: []string{"create"}, CheckedByWriter: true}
 
 // pdbV1beta1Label is the key policy/v1beta1 used to tell an empty
 // selector (matching nothing there) from one matching everything.

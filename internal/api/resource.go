@@ -113,6 +113,17 @@ type Subresource struct {
 	// Create, when set, makes the subresource virtual (TokenRequest): see
 	// Resource.Create.
 	Create CreateFunc
+	// CheckedByWriter marks a subresource whose body is not the parent
+	// object (scale, eviction): the validate stage leaves it to the
+	// terminal stage, which checks it where it applies it.
+	CheckedByWriter bool
+}
+
+// CheckedByWriter reports whether writes to sub are checked by the
+// terminal stage rather than the validate stage.
+func (r *Resource) CheckedByWriter(sub string) bool {
+	s := r.Subresources[sub]
+	return s != nil && s.CheckedByWriter
 }
 
 // GroupVersionKind of the resource's objects.

@@ -45,7 +45,7 @@ func Resources(o Options) []*Resource {
 	status := func(gv schema.GroupVersion, kind string) *Subresource {
 		return &Subresource{Name: "status", Kind: kind, GroupVersion: gv, Verbs: []string{"get", "patch", "update"}}
 	}
-	scale := &Subresource{Name: "scale", Kind: "Scale", GroupVersion: autoscalingV1, Verbs: []string{"get", "patch", "update"}}
+	scale := &Subresource{Name: "scale", Kind: "Scale", GroupVersion: autoscalingV1, Verbs: []string{"get", "patch", "update"}, CheckedByWriter: true}
 	subs := func(s ...*Subresource) map[string]*Subresource {
 		m := map[string]*Subresource{}
 		for _, x := range s {

@@ -30,11 +30,11 @@ var _ pipeline.Stage = (*Stage)(nil)
 func (s *Stage) Middleware(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		op, ok := request.OperationFrom(r.Context())
-		// Scale is checked where it is applied to its parent.
-		// Virtual resources (access reviews, TokenRequest) are never
-		// stored: their handlers check what they are sent.
-		// An eviction is checked by the terminal stage, which deletes.
-		if !ok || op.Object == nil || op.Subresource == "scale" || op.Subresource == "eviction" || op.Resource.VirtualCreate(op.Subresource) != nil {
+		// Scale and eviction are checked where the terminal stage applies
+		// them to their parent. Virtual resources (access reviews,
+		// TokenRequest) are never stored: their handlers check what they
+		// are sent.
+		if !ok || op.Object == nil || op.Resource.CheckedByWriter(op.Subresource) || op.Resource.VirtualCreate(op.Subresource) != nil {
 			next.ServeHTTP(w, r)
 			return
 		}
