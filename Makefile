@@ -8,7 +8,7 @@ LDFLAGS := -X $(PKG).gitVersion=v1.37.2-kpipe+$(VERSION) \
            -X $(PKG).gitCommit=$(shell git rev-parse HEAD 2>/dev/null) \
            -X $(PKG).buildDate=$(shell date -u +%Y-%m-%dT%H:%M:%SZ)
 
-.PHONY: build build-bench run test test-faults bench bench-profile bench-memory bench-micro lint fuzz clean
+.PHONY: build build-bench run test test-faults bench bench-profile bench-memory bench-micro lint fuzz fuzz-list clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/apiserver
@@ -54,18 +54,22 @@ lint:
 	@out=$$(gofmt -l cmd internal plugins config); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 
-# Every fuzz target, each for FUZZTIME. The seed corpora run in `make test`.
+# Every fuzz target, each for FUZZTIME. The targets are found in the code
+# (every `func FuzzX(f *testing.F)` in a test file), so a new one runs
+# without an edit here; `make fuzz-list` prints them as "name ./pkg/".
+# The seed corpora run in `make test`.
 FUZZTIME ?= 30s
-FUZZ_TARGETS := FuzzResolve:./internal/request/ FuzzLoad:./config/ FuzzDecodeBody:./plugins/decode/ \
-                FuzzParseImage:./internal/api/defaults/ FuzzValidateConfigMap:./internal/api/validation/ \
-                FuzzApplyPatch:./plugins/decode/ FuzzApply:./plugins/fieldmanager/ \
-                FuzzParse:./plugins/authentication/tokenfile/ FuzzListOptions:./plugins/etcdwriter/ \
-                FuzzContinueToken:./internal/storage/store/ FuzzParseCronSchedule:./internal/api/validation/ \
-                FuzzValidateNetworking:./internal/api/validation/
+fuzz-list:
+	@grep -rE --include='*_test.go' -l '^func Fuzz[A-Za-z0-9_]*\([A-Za-z_]+ \*testing\.F\)' cmd internal plugins config | sort | \
+	while read -r file; do \
+		sed -nE "s|^func (Fuzz[A-Za-z0-9_]*)\([A-Za-z_]+ \*testing\.F\).*|\1 ./$$(dirname $$file)/|p" "$$file"; \
+	done
+
 fuzz:
-	@set -e; for t in $(FUZZ_TARGETS); do \
-		echo "== $${t%%:*}"; \
-		$(GO) test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}"; \
+	@set -e; list=$$($(MAKE) -s fuzz-list); [ -n "$$list" ] || { echo "no fuzz targets found"; exit 1; }; \
+	echo "$$list" | while read -r name pkg; do \
+		echo "== $$name $$pkg"; \
+		$(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) "$$pkg" || exit 1; \
 	done
 
 clean:
