@@ -50,9 +50,17 @@ bench-memory: build build-bench
 bench-micro:
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/pipeline/
 
+# staticcheck's default checks, with the fault suites' files, less two
+# that kube's API rules out: SA1019 (kpipe serves deprecated APIs such as
+# v1 Endpoints and DeleteOptions.orphanDependents on purpose) and ST1005
+# (error strings are kube's messages, capitals and all).
+STATICCHECK ?= $(GO) run honnef.co/go/tools/cmd/staticcheck@v0.8.2
+STATICCHECK_CHECKS := all,-ST1000,-ST1003,-ST1016,-ST1020,-ST1021,-ST1022,-ST1023,-SA1019,-ST1005
 lint:
 	@out=$$(gofmt -l cmd internal plugins config); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags faults ./internal/faults/
+	$(STATICCHECK) -tags faults -checks '$(STATICCHECK_CHECKS)' ./...
 
 # Every fuzz target, each for FUZZTIME. The targets are found in the code
 # (every `func FuzzX(f *testing.F)` in a test file), so a new one runs

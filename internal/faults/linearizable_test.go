@@ -114,12 +114,13 @@ func TestLinearizableHistory(t *testing.T) {
 	case porcupine.Ok:
 		t.Logf("%d operations on 3 keys from 8 clients: linearizable", len(history))
 	case porcupine.Illegal:
+		// The first partial linearization of each partition is enough to read.
 		for _, part := range info.PartialLinearizationsOperations() {
-			for _, lin := range part {
-				for _, op := range lin {
-					t.Logf("  %s", kvModel.DescribeOperation(op.Input, op.Output))
-				}
-				break
+			if len(part) == 0 {
+				continue
+			}
+			for _, op := range part[0] {
+				t.Logf("  %s", kvModel.DescribeOperation(op.Input, op.Output))
 			}
 		}
 		t.Fatalf("the history of %d operations is not linearizable (longest partial linearizations above)", len(history))

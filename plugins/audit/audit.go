@@ -171,12 +171,11 @@ func joinComma(s []string) string {
 // record is one request's event, shared by the stages after audit (on the
 // scope) and the response writer, which may run on another goroutine.
 type record struct {
-	s         *Stage
-	scope     *request.Scope
-	d         decision
-	mu        sync.Mutex
-	ev        Event
-	operation *request.Operation
+	s     *Stage
+	scope *request.Scope
+	d     decision
+	mu    sync.Mutex
+	ev    Event
 }
 
 var _ request.AuditRecorder = (*record)(nil)

@@ -105,7 +105,7 @@ func TestWatchCacheAnswersEqualEtcd(t *testing.T) {
 	}
 	// The last write of the namespace marks the end of both streams.
 	last := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "last", Labels: map[string]string{"tier": "a"}}}
-	if last, err = cc.CoreV1().ConfigMaps("wc").Create(ctx, last, metav1.CreateOptions{}); err != nil {
+	if _, err = cc.CoreV1().ConfigMaps("wc").Create(ctx, last, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	events := func(cs kubernetes.Interface, selector string) []string {

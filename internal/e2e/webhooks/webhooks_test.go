@@ -341,14 +341,13 @@ func down(t *testing.T, e *env) {
 
 func slow(t *testing.T, e *env) {
 	e.validating(t, "slow-fail", hook{name: "slow-fail.kpipe.test", path: "/slow", fail: true, timeout: 1})
-	start := time.Now()
 	err := e.denied(t, "slow-fail", "default")
 	if code(err) != http.StatusInternalServerError || !strings.Contains(err.Error(), `failed calling webhook "slow-fail.kpipe.test"`) ||
 		!strings.Contains(err.Error(), "?timeout=1s") {
 		t.Fatalf("got %d %q", code(err), err.Error())
 	}
 	// A request answered once the configuration is seen: time one more.
-	start = time.Now()
+	start := time.Now()
 	if _, err := e.create("slow-fail", "default", false); err == nil {
 		t.Fatal("the slow webhook's request passed under failurePolicy Fail")
 	}

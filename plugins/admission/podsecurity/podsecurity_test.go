@@ -103,7 +103,7 @@ type call struct {
 	obj, old    runtime.Object
 }
 
-func (c call) run(t *testing.T, p *Plugin) (error, *request.Operation) {
+func (c call) run(t *testing.T, p *Plugin) (*request.Operation, error) {
 	t.Helper()
 	op := &request.Operation{Resource: resources[c.resource], Subresource: c.subresource, Namespace: c.namespace, Object: c.obj, Old: c.old}
 	if m, ok := c.obj.(metav1.Object); ok && c.op == admission.Update {
@@ -118,7 +118,7 @@ func (c call) run(t *testing.T, p *Plugin) (error, *request.Operation) {
 	}
 	ctx := request.WithScope(context.Background(), &request.Scope{User: &request.User{Name: user}})
 	a := &admission.Attributes{Operation: c.op, Info: &request.RequestInfo{Namespace: c.namespace}, Op: op}
-	return p.Validate(ctx, a), op
+	return op, p.Validate(ctx, a)
 }
 
 func newPlugin(t *testing.T, cfg map[string]any, namespaces ...*corev1.Namespace) (*Plugin, *prometheus.Registry) {
@@ -278,7 +278,7 @@ func TestPods(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			p, _ := newPlugin(t, tt.cfg, restricted, ns("w", "warn", "restricted"), ns("a", "audit", "baseline", "audit-version", "v1.30"), ns("p"),
 				ns("bad", "enforce", "bogus"))
-			err, op := tt.call.run(t, p)
+			op, err := tt.call.run(t, p)
 			switch {
 			case tt.err == "" && err != nil:
 				t.Fatalf("want allowed, got %v", err)
@@ -374,7 +374,7 @@ func TestNamespaces(t *testing.T) {
 			if tt.max > 0 {
 				p.maxPodsToCheck = tt.max
 			}
-			err, op := tt.call.run(t, p)
+			op, err := tt.call.run(t, p)
 			switch {
 			case tt.err == "" && err != nil:
 				t.Fatalf("want allowed, got %v", err)

@@ -119,13 +119,6 @@ func (c *cache) markSynced() {
 	}
 }
 
-// replace swaps one resource's objects for a fresh list.
-func (c *cache) replace(resource string, items []runtime.Object) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.replaceLocked(resource, items)
-}
-
 func (c *cache) replaceLocked(resource string, items []runtime.Object) {
 	switch resource {
 	case "roles":

@@ -135,11 +135,3 @@ func setLabel(m *metav1.ObjectMeta, k, v string) {
 	m.Labels[k] = v
 }
 
-// ignoreRace drops the conflicts of two replicas writing at once: the
-// next round writes again from fresh state.
-func ignoreRace(err error) error {
-	if apierrors.IsConflict(err) || apierrors.IsAlreadyExists(err) {
-		return nil
-	}
-	return err
-}
