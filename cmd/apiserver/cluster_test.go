@@ -11,12 +11,15 @@ import (
 	"testing"
 	"time"
 
+	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/kpipe/kpipe/internal/server/certs"
 )
@@ -26,7 +29,8 @@ import (
 // TLS for clients and peers, and two replicas share it; an object written
 // through one is read through the other with the generated admin
 // kubeconfig, whose certificate both replicas trust; services created
-// through both at once get distinct ClusterIPs.
+// through both at once get distinct ClusterIPs; a service account token
+// issued by one is good on the other, as both sign with pki init's sa.key.
 func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts five processes")
@@ -36,12 +40,12 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	if err != nil {
 		t.Fatalf("pki init: %v\n%s", err, out)
 	}
-	for _, f := range []string{"ca.crt", "client-ca.crt", "apiserver-0.crt", "apiserver-1.key", "admin.kubeconfig", "etcd-ca.crt", "etcd-2.crt", "apiserver-etcd-client.key"} {
+	for _, f := range []string{"ca.crt", "client-ca.crt", "apiserver-0.crt", "apiserver-1.key", "admin.kubeconfig", "etcd-ca.crt", "etcd-2.crt", "apiserver-etcd-client.key", "sa.key", "sa.pub"} {
 		if _, err := os.Stat(filepath.Join(pki, f)); err != nil {
 			t.Fatalf("pki init did not write %s: %v", f, err)
 		}
 	}
-	for _, f := range []string{"ca.key", "client-ca.key", "apiserver-0.key", "admin.key", "etcd-ca.key", "etcd-0.key", "admin.kubeconfig"} {
+	for _, f := range []string{"ca.key", "client-ca.key", "apiserver-0.key", "admin.key", "etcd-ca.key", "etcd-0.key", "admin.kubeconfig", "sa.key"} {
 		if st, err := os.Stat(filepath.Join(pki, f)); err != nil || st.Mode().Perm() != 0o600 {
 			t.Fatalf("%s: mode %v, err %v; want 0600", f, st.Mode().Perm(), err)
 		}
@@ -50,13 +54,17 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 	if err != nil || kc.Clusters["kpipe"].Server != "https://kpipe.example:6443" {
 		t.Fatalf("admin.kubeconfig: %v %+v", err, kc)
 	}
-	// A second run keeps the CAs.
+	// A second run keeps the CAs and the service account key.
 	ca, _ := os.ReadFile(filepath.Join(pki, "ca.crt"))
+	saKey, _ := os.ReadFile(filepath.Join(pki, "sa.key"))
 	if out, err := run(t, "pki", "init", "--dir", pki, "--replicas", "3", "--hosts", "kpipe.example,127.0.0.1", "--etcd-members", "3"); err != nil {
 		t.Fatalf("second pki init: %v\n%s", err, out)
 	}
 	if again, _ := os.ReadFile(filepath.Join(pki, "ca.crt")); string(again) != string(ca) {
 		t.Fatal("a second pki init replaced the CA")
+	}
+	if again, _ := os.ReadFile(filepath.Join(pki, "sa.key")); string(again) != string(saKey) {
+		t.Fatal("a second pki init replaced the service account key")
 	}
 
 	var client, peer, cluster []string
@@ -96,7 +104,9 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 			"--etcd-keyfile", filepath.Join(pki, "apiserver-etcd-client.key"),
 			"--tls-cert-file", filepath.Join(pki, fmt.Sprintf("apiserver-%d.crt", i)),
 			"--tls-private-key-file", filepath.Join(pki, fmt.Sprintf("apiserver-%d.key", i)),
-			"--client-ca-file", filepath.Join(pki, "client-ca.crt"))
+			"--client-ca-file", filepath.Join(pki, "client-ca.crt"),
+			"--service-account-signing-key-file", filepath.Join(pki, "sa.key"),
+			"--service-account-key-file", filepath.Join(pki, "sa.pub"))
 		p.waitReady(t)
 		ports = append(ports, p.port)
 		cfg, err := clientcmd.BuildConfigFromFlags("https://127.0.0.1:"+p.port, filepath.Join(pki, "admin.kubeconfig"))
@@ -196,6 +206,25 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+
+	// A TokenRequest answered by replica 0 gives a token replica 1 accepts.
+	if _, err := clients[0].CoreV1().ServiceAccounts("default").Create(ctx, &corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Name: "robot"}}, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	tr, err := clients[0].CoreV1().ServiceAccounts("default").CreateToken(ctx, "robot", &authenticationv1.TokenRequest{}, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("token request through replica 0: %v", err)
+	}
+	const robot = "system:serviceaccount:default:robot"
+	for i, port := range ports {
+		cs := kubernetes.NewForConfigOrDie(&rest.Config{Host: "https://127.0.0.1:" + port, BearerToken: tr.Status.Token,
+			TLSClientConfig: rest.TLSClientConfig{CAFile: filepath.Join(pki, "ca.crt")}})
+		who, err := cs.AuthenticationV1().SelfSubjectReviews().Create(ctx, &authenticationv1.SelfSubjectReview{}, metav1.CreateOptions{})
+		if err != nil || who.Status.UserInfo.Username != robot {
+			t.Fatalf("replica 0's token on replica %d: %v %+v", i, err, who)
+		}
+	}
+
 	if _, err := exec.LookPath("kubectl"); err != nil {
 		t.Log("kubectl is not on PATH: the kubectl step is skipped")
 		return
@@ -204,5 +233,24 @@ func TestReplicasOnEtcdClusterFromPKIInit(t *testing.T) {
 		"get", "configmap", "shared", "-o", "jsonpath={.data.via}").CombinedOutput()
 	if err != nil || string(kout) != "apiserver-0" {
 		t.Fatalf("kubectl through replica 1: %v %s", err, kout)
+	}
+	// kubectl create token on replica 1, kubectl auth whoami with it on 0.
+	kout, err = exec.Command("kubectl", "--kubeconfig", filepath.Join(pki, "admin.kubeconfig"), "--server", "https://127.0.0.1:"+ports[1],
+		"create", "token", "robot").Output()
+	if err != nil {
+		t.Fatalf("kubectl create token through replica 1: %v %s", err, kout)
+	}
+	tokenOnly := clientcmdapi.NewConfig()
+	tokenOnly.Clusters["kpipe"] = &clientcmdapi.Cluster{Server: "https://127.0.0.1:" + ports[0], CertificateAuthority: filepath.Join(pki, "ca.crt")}
+	tokenOnly.AuthInfos["robot"] = &clientcmdapi.AuthInfo{Token: strings.TrimSpace(string(kout))}
+	tokenOnly.Contexts["robot"] = &clientcmdapi.Context{Cluster: "kpipe", AuthInfo: "robot"}
+	tokenOnly.CurrentContext = "robot"
+	robotConfig := filepath.Join(t.TempDir(), "robot.kubeconfig")
+	if err := clientcmd.WriteToFile(*tokenOnly, robotConfig); err != nil {
+		t.Fatal(err)
+	}
+	kout, err = exec.Command("kubectl", "--kubeconfig", robotConfig, "auth", "whoami", "-o", "jsonpath={.status.userInfo.username}").CombinedOutput()
+	if err != nil || string(kout) != robot {
+		t.Fatalf("kubectl auth whoami on replica 0 with replica 1's token: %v %s", err, kout)
 	}
 }

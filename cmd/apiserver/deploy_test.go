@@ -12,10 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"github.com/kpipe/kpipe/internal/serviceaccount"
 )
 
 const deployDir = "../../deploy"
@@ -30,8 +33,9 @@ func readDeploy(t *testing.T, name string) []byte {
 }
 
 // parseArgs runs args through the real command tree's flag parsing, as
-// the binary would at start, without running anything.
-func parseArgs(t *testing.T, where string, args []string) {
+// the binary would at start, without running anything, and returns the
+// command with its flags set.
+func parseArgs(t *testing.T, where string, args []string) *cobra.Command {
 	t.Helper()
 	root := newRootCommand()
 	cmd, rest, err := root.Find(args)
@@ -46,15 +50,32 @@ func parseArgs(t *testing.T, where string, args []string) {
 			t.Fatalf("%s: %s: %v", where, cmd.CommandPath(), err)
 		}
 	}
+	return cmd
+}
+
+// checkServiceAccountKeys fails unless a serve command line signs and
+// verifies service account tokens with the pair `pki init` writes: a
+// replica left to generate its own key refuses every other's tokens.
+func checkServiceAccountKeys(t *testing.T, where string, cmd *cobra.Command) {
+	t.Helper()
+	signing, _ := cmd.Flags().GetString("service-account-signing-key-file")
+	verifying, _ := cmd.Flags().GetStringSlice("service-account-key-file")
+	if filepath.Base(signing) != serviceaccount.GeneratedKey {
+		t.Errorf("%s: --service-account-signing-key-file is %q; want pki init's %s", where, signing, serviceaccount.GeneratedKey)
+	}
+	if len(verifying) != 1 || filepath.Base(verifying[0]) != serviceaccount.GeneratedPubKey || filepath.Dir(verifying[0]) != filepath.Dir(signing) {
+		t.Errorf("%s: --service-account-key-file is %q; want pki init's %s beside the signing key", where, verifying, serviceaccount.GeneratedPubKey)
+	}
 }
 
 func TestDeployComposeIsConsistent(t *testing.T) {
 	var compose struct {
 		Services map[string]struct {
-			Image    string   `json:"image"`
-			Command  []string `json:"command"`
-			Volumes  []string `json:"volumes"`
-			Profiles []string `json:"profiles"`
+			Image      string   `json:"image"`
+			Entrypoint []string `json:"entrypoint"`
+			Command    []string `json:"command"`
+			Volumes    []string `json:"volumes"`
+			Profiles   []string `json:"profiles"`
 		} `json:"services"`
 	}
 	if err := yaml.Unmarshal(readDeploy(t, "compose/compose.yaml"), &compose); err != nil {
@@ -69,15 +90,17 @@ func TestDeployComposeIsConsistent(t *testing.T) {
 				}
 			}
 		}
-		if s.Image != "kpipe:dev" {
+		// The PKI copy steps run install, not kpipe.
+		if s.Image != "kpipe:dev" || len(s.Entrypoint) > 0 {
 			continue
 		}
-		parseArgs(t, "compose service "+name, s.Command)
+		cmd := parseArgs(t, "compose service "+name, s.Command)
 		if strings.HasPrefix(name, "apiserver-") {
 			replicas = append(replicas, name)
 			if !slices.Contains(s.Command, "/pki/"+name+".crt") {
 				t.Errorf("%s does not serve its own certificate", name)
 			}
+			checkServiceAccountKeys(t, "compose service "+name, cmd)
 		}
 	}
 	slices.Sort(replicas)
@@ -110,12 +133,20 @@ func TestDeployStaticPodsAndUnit(t *testing.T) {
 		if pod.Kind != "Pod" || pod.Namespace != "kube-system" || len(pod.Spec.Containers) != 1 {
 			t.Fatalf("%s: %s %s/%s", f, pod.Kind, pod.Namespace, pod.Name)
 		}
-		parseArgs(t, f, pod.Spec.Containers[0].Args)
+		cmd := parseArgs(t, f, pod.Spec.Containers[0].Args)
+		if cmd.Flags().Lookup("service-account-signing-key-file") != nil { // not the etcd member
+			checkServiceAccountKeys(t, f, cmd)
+		}
 	}
+	starts := 0
 	for _, line := range strings.Split(string(readDeploy(t, "systemd/kpipe.service")), "\n") {
 		if cmdline, ok := strings.CutPrefix(line, "ExecStart="); ok {
-			parseArgs(t, "systemd ExecStart", strings.Fields(cmdline)[1:])
+			starts++
+			checkServiceAccountKeys(t, "systemd ExecStart", parseArgs(t, "systemd ExecStart", strings.Fields(cmdline)[1:]))
 		}
+	}
+	if starts != 1 {
+		t.Errorf("systemd/kpipe.service has %d ExecStart lines, want 1", starts)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/server/certs"
+	"github.com/kpipe/kpipe/internal/serviceaccount"
 )
 
 func newPKICommand() *cobra.Command {
@@ -24,8 +25,10 @@ func newPKICommand() *cobra.Command {
 		Short: "Create a CA, a client CA, serving certificates for N replicas, admin.kubeconfig and (optionally) etcd's PKI",
 		Long: `init writes one PKI that several kpipe replicas share: ca.crt (what clients
 trust), client-ca.crt (what replicas trust for client certificates),
-apiserver-<i>.crt/.key for each replica, and admin.kubeconfig
-(kubernetes-admin, system:masters) pointing at --server. With
+apiserver-<i>.crt/.key for each replica, admin.kubeconfig
+(kubernetes-admin, system:masters) pointing at --server, and sa.key/sa.pub,
+the pair every replica signs and verifies service account tokens with
+(--service-account-signing-key-file, --service-account-key-file). With
 --etcd-members it also writes etcd-ca.crt, etcd-<i>.crt/.key (serving and
 peer) and apiserver-etcd-client.crt/.key. Existing files that are still
 good are kept, so the CAs do not change when it runs again.`,
@@ -59,6 +62,11 @@ good are kept, so the CAs do not change when it runs again.`,
 			if err != nil {
 				return err
 			}
+			sa, err := writeServiceAccountKeys(c.Dir)
+			if err != nil {
+				return err
+			}
+			made = append(made, sa...)
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s under %s\n", strings.Join(made, ", "), c.Dir)
 			return nil
 		},
@@ -73,4 +81,14 @@ good are kept, so the CAs do not change when it runs again.`,
 	f.StringVar(&serviceIPs, "service-cluster-ip-range", config.Default().Services.ClusterIPRange, "the Services' range; its first IP is on every certificate")
 	cmd.AddCommand(initCmd)
 	return cmd
+}
+
+// writeServiceAccountKeys makes dir/sa.key and dir/sa.pub, or keeps them:
+// replicas that each generated their own key would refuse one another's
+// tokens, and a new key would void every token already issued.
+func writeServiceAccountKeys(dir string) ([]string, error) {
+	if _, _, err := serviceaccount.LoadOrCreateKey(dir); err != nil {
+		return nil, fmt.Errorf("service account key: %w", err)
+	}
+	return []string{serviceaccount.GeneratedKey, serviceaccount.GeneratedPubKey}, nil
 }

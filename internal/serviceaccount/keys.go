@@ -26,9 +26,17 @@ const (
 // beside it) on first start, as kubeadm provisions one. It is ECDSA P-256
 // (tokens are ES256, which kube accepts): quick to generate, unlike RSA.
 func LoadOrCreateKey(dir string) (crypto.Signer, bool, error) {
-	path := filepath.Join(dir, GeneratedKey)
+	path, pubPath := filepath.Join(dir, GeneratedKey), filepath.Join(dir, GeneratedPubKey)
 	if _, err := os.Stat(path); err == nil {
 		k, err := LoadSigningKey(path)
+		if err != nil {
+			return nil, false, err
+		}
+		// sa.pub is only sa.key's public half: put it back if it is gone
+		// (a crash between the two writes), as replicas may be given it.
+		if _, err := os.Stat(pubPath); errors.Is(err, os.ErrNotExist) {
+			err = writePublicKey(pubPath, k)
+		}
 		return k, false, err
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
@@ -41,20 +49,24 @@ func LoadOrCreateKey(dir string) (crypto.Signer, bool, error) {
 	if err != nil {
 		return nil, false, err
 	}
-	pub, err := x509.MarshalPKIXPublicKey(&key.PublicKey)
-	if err != nil {
-		return nil, false, err
-	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, false, err
 	}
 	if err := writeAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: der}), 0o600); err != nil {
 		return nil, false, err
 	}
-	if err := writeAtomic(filepath.Join(dir, GeneratedPubKey), pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644); err != nil {
+	if err := writePublicKey(pubPath, key); err != nil {
 		return nil, false, err
 	}
 	return key, true, nil
+}
+
+func writePublicKey(path string, key crypto.Signer) error {
+	pub, err := x509.MarshalPKIXPublicKey(key.Public())
+	if err != nil {
+		return err
+	}
+	return writeAtomic(path, pem.EncodeToMemory(&pem.Block{Type: "PUBLIC KEY", Bytes: pub}), 0o644)
 }
 
 func writeAtomic(path string, data []byte, mode os.FileMode) error {

@@ -152,4 +152,15 @@ func TestLoadOrCreateKey(t *testing.T) {
 	if _, err := LoadSigningKey(filepath.Join(dir, GeneratedPubKey)); err == nil {
 		t.Error("sa.pub loaded as a signing key")
 	}
+	// A lost sa.pub comes back from sa.key, the same key.
+	if err := os.Remove(filepath.Join(dir, GeneratedPubKey)); err != nil {
+		t.Fatal(err)
+	}
+	if _, generated, err := LoadOrCreateKey(dir); err != nil || generated {
+		t.Fatalf("start without sa.pub: generated %v, err %v", generated, err)
+	}
+	again, err := LoadPublicKeys(filepath.Join(dir, GeneratedPubKey))
+	if err != nil || len(again) != 1 || !k1.Public().(interface{ Equal(crypto.PublicKey) bool }).Equal(again[0]) {
+		t.Errorf("sa.pub after it was lost: %v %v", again, err)
+	}
 }
