@@ -45,6 +45,9 @@ func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []
 		next.ServeHTTP(w, r)
 		return
 	}
+	// kube warns of a deprecated kind on every answer of its routes,
+	// errors too, ahead of any other warning.
+	api.AddWarning(w.Header(), res.DeprecationWarning(info.Subresource))
 	build, limit := d.write, maxRetries
 	switch info.Verb {
 	case "create", "update":

@@ -79,6 +79,8 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	if !res.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
 		return notFound()
 	}
+	// The decode stage has set it on writes; reads reach only this one.
+	api.AddWarning(w.Header(), res.DeprecationWarning(info.Subresource))
 	if info.Subresource == "eviction" {
 		if info.Verb != "create" {
 			return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
