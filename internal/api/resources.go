@@ -66,7 +66,7 @@ func Resources(o Options) []*Resource {
 				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod"), evictionSubresource),
+			Verbs: allVerbs, Subresources: subs(append([]*Subresource{status(coreV1, "Pod"), evictionSubresource}, kubeletSubresources...)...),
 			Strategy: podStrategy{Generic{HasStatus: true, Create: createPod}}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
@@ -179,6 +179,15 @@ func createNamespace(obj runtime.Object) {
 // updateNamespace keeps spec.finalizers: only /finalize changes them.
 func updateNamespace(obj, old runtime.Object) {
 	obj.(*corev1.Namespace).Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
+}
+
+// kubeletSubresources are the pods' subresources kube serves from the
+// pod's kubelet, with the kinds and verbs kube's discovery lists.
+var kubeletSubresources = []*Subresource{
+	{Name: "log", Kind: "Pod", GroupVersion: coreV1, Verbs: []string{"get"}, Kubelet: true},
+	{Name: "exec", Kind: "PodExecOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
+	{Name: "attach", Kind: "PodAttachOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
+	{Name: "portforward", Kind: "PodPortForwardOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
 }
 
 // secretStrategy folds stringData into data where kube does: in the
