@@ -15,6 +15,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/request"
@@ -39,7 +40,8 @@ const kubeletDialTimeout = 30 * time.Second
 // it dials the kubelet to answer kube's error for one it cannot reach.
 func (wr *Writer) serveKubelet(w http.ResponseWriter, r *http.Request, res *api.Resource, info *request.RequestInfo) error {
 	if !slices.Contains(res.Subresources[info.Subresource].Verbs, info.Verb) {
-		return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
+		// kube has no route for the method: its router's 405.
+		return apierrors.NewGenericServerResponse(http.StatusMethodNotAllowed, "", schema.GroupResource{}, "", "", 0, false)
 	}
 	opts, container, err := kubeletOptions(info.Subresource, r.URL.Query())
 	if err != nil {
@@ -274,12 +276,10 @@ func kubeletOptions(sub string, q url.Values) (runtime.Object, string, error) {
 			Stdout: flag("stdout"), Stderr: flag("stderr"), TTY: flag("tty")}, container, nil
 	}
 	o := &corev1.PodPortForwardOptions{}
-	for _, v := range q["ports"] {
-		n, perr := strconv.ParseInt(v, 10, 32)
-		if perr != nil {
-			return nil, "", perr
+	if ports := q["ports"]; len(ports) > 0 {
+		if err := metav1.Convert_Slice_string_To_Slice_int32(&ports, &o.Ports, nil); err != nil {
+			return nil, "", err
 		}
-		o.Ports = append(o.Ports, int32(n))
 	}
 	return o, "", nil
 }

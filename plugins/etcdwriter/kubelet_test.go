@@ -21,7 +21,7 @@ func TestKubeletURL(t *testing.T) {
 		{"exec", "exec", "command=sh&command=-c&command=ls&stdin=true&stdout=1&tty=false&container=c",
 			"https://h:1/exec/ns/p/c?command=sh&command=-c&command=ls&input=1&output=1"},
 		{"attach", "attach", "stderr=true&tty=true", "https://h:1/attach/ns/p/c?error=1&tty=1"},
-		{"portforward", "portforward", "ports=80&ports=8080", "https://h:1/portForward/ns/p?port=80%2C8080"},
+		{"portforward", "portforward", "ports=80&ports=8080,9090", "https://h:1/portForward/ns/p?port=80%2C8080%2C9090"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -40,9 +40,19 @@ func TestKubeletURL(t *testing.T) {
 			}
 		})
 	}
-	t.Run("bad number", func(t *testing.T) {
-		if _, _, err := kubeletOptions("log", url.Values{"tailLines": {"x"}}); err == nil {
-			t.Error("tailLines=x accepted")
-		}
-	})
+	bad := []struct {
+		name, sub string
+		q         url.Values
+		want      string
+	}{
+		{"tailLines", "log", url.Values{"tailLines": {"x"}}, `strconv.ParseInt: parsing "x": invalid syntax`},
+		{"ports", "portforward", url.Values{"ports": {"http"}}, `cannot convert to []int32: strconv.ParseUint: parsing "http": invalid syntax`},
+	}
+	for _, c := range bad {
+		t.Run("bad "+c.name, func(t *testing.T) {
+			if _, _, err := kubeletOptions(c.sub, c.q); err == nil || err.Error() != c.want {
+				t.Errorf("error %v, want %s", err, c.want)
+			}
+		})
+	}
 }
