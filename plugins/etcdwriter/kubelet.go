@@ -16,6 +16,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"github.com/kpipe/kpipe/internal/api"
 	"github.com/kpipe/kpipe/internal/request"
@@ -46,6 +47,11 @@ func (wr *Writer) serveKubelet(w http.ResponseWriter, r *http.Request, res *api.
 	opts, container, err := kubeletOptions(info.Subresource, r.URL.Query())
 	if err != nil {
 		return apierrors.NewBadRequest(err.Error())
+	}
+	if o, ok := opts.(*corev1.PodLogOptions); ok {
+		if errs := validateLogOptions(o); len(errs) > 0 {
+			return apierrors.NewInvalid(schema.GroupKind{Kind: "PodLogOptions"}, info.Name, errs)
+		}
 	}
 	pod := &corev1.Pod{}
 	if err := res.Store.Get(r.Context(), res.Key(wr.prefix, info.Namespace, info.Name), store.GetOptions{}, pod); err != nil {
@@ -260,6 +266,9 @@ func kubeletOptions(sub string, q url.Values) (runtime.Object, string, error) {
 		o := &corev1.PodLogOptions{Container: container, Follow: flag("follow"), Previous: flag("previous"),
 			Timestamps: flag("timestamps"), InsecureSkipTLSVerifyBackend: flag("insecureSkipTLSVerifyBackend"),
 			SinceSeconds: number("sinceSeconds"), TailLines: number("tailLines"), LimitBytes: number("limitBytes")}
+		if v, ok := q["stream"]; ok && len(v) > 0 {
+			o.Stream = &v[0]
+		}
 		if v := q.Get("sinceTime"); v != "" {
 			t, perr := time.Parse(time.RFC3339, v)
 			if perr != nil {
@@ -282,4 +291,26 @@ func kubeletOptions(sub string, q url.Values) (runtime.Object, string, error) {
 		}
 	}
 	return o, "", nil
+}
+
+// validateLogOptions is kube's ValidatePodLogOptions with its
+// PodLogsQuerySplitStreams gate off, as in v1.37.
+func validateLogOptions(o *corev1.PodLogOptions) field.ErrorList {
+	var errs field.ErrorList
+	if o.TailLines != nil && *o.TailLines < 0 {
+		errs = append(errs, field.Invalid(field.NewPath("tailLines"), *o.TailLines, "must be greater than or equal to 0"))
+	}
+	if o.LimitBytes != nil && *o.LimitBytes < 1 {
+		errs = append(errs, field.Invalid(field.NewPath("limitBytes"), *o.LimitBytes, "must be greater than 0"))
+	}
+	switch {
+	case o.SinceSeconds != nil && o.SinceTime != nil:
+		errs = append(errs, field.Forbidden(field.NewPath(""), "at most one of `sinceTime` or `sinceSeconds` may be specified"))
+	case o.SinceSeconds != nil && *o.SinceSeconds < 1:
+		errs = append(errs, field.Invalid(field.NewPath("sinceSeconds"), *o.SinceSeconds, "must be greater than 0"))
+	}
+	if o.Stream != nil {
+		errs = append(errs, field.Forbidden(field.NewPath("stream"), "may not be specified"))
+	}
+	return errs
 }
