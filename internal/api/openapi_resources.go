@@ -12,6 +12,11 @@ func (r *Registry) OpenAPIResources() []openapi.Resource {
 		}
 		for _, name := range sortedSubresources(res) {
 			sub := res.Subresources[name]
+			if sub.Kubelet {
+				// kube documents them as connect operations, which the
+				// builder does not make yet.
+				continue
+			}
 			o.Subresources = append(o.Subresources, openapi.Subresource{Name: name, Kind: sub.Kind, GroupVersion: sub.GroupVersion, Verbs: sub.Verbs})
 		}
 		out = append(out, o)

@@ -117,7 +117,15 @@ type Subresource struct {
 	// object (scale, eviction): the validate stage leaves it to the
 	// terminal stage, which checks it where it applies it.
 	CheckedByWriter bool
+	// Kubelet marks the pod subresources kube answers from the pod's
+	// node (log, exec, attach, portforward): no body is decoded and
+	// nothing is stored; the terminal stage finds the node's kubelet.
+	Kubelet bool
 }
+
+// IsKubelet reports whether s is served from the pod's kubelet; false for
+// no subresource.
+func (s *Subresource) IsKubelet() bool { return s != nil && s.Kubelet }
 
 // CheckedByWriter reports whether writes to sub are checked by the
 // terminal stage rather than the validate stage.

@@ -66,7 +66,7 @@ func Resources(o Options) []*Resource {
 				return fields.Set{"status.phase": string(obj.(*corev1.Namespace).Status.Phase)}
 			}},
 		{GroupVersion: coreV1, Name: "pods", ReturnDeletedObject: true, SingularName: "pod", Kind: "Pod", Namespaced: true, ShortNames: []string{"po"}, Categories: []string{"all"},
-			Verbs: allVerbs, Subresources: subs(status(coreV1, "Pod"), evictionSubresource),
+			Verbs: allVerbs, Subresources: subs(append([]*Subresource{status(coreV1, "Pod"), evictionSubresource}, kubeletSubresources...)...),
 			Strategy: podStrategy{Generic{HasStatus: true, Create: createPod}}, FieldAttrs: podFields},
 		{GroupVersion: coreV1, Name: "services", ReturnDeletedObject: true, SingularName: "service", Kind: "Service", Namespaced: true, ShortNames: []string{"svc"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(coreV1, "Service")), StoragePath: "services/specs",
@@ -79,7 +79,7 @@ func Resources(o Options) []*Resource {
 		{GroupVersion: coreV1, Name: "configmaps", SingularName: "configmap", Kind: "ConfigMap", Namespaced: true, ShortNames: []string{"cm"},
 			Verbs: allVerbs, Strategy: plain},
 		{GroupVersion: coreV1, Name: "secrets", SingularName: "secret", Kind: "Secret", Namespaced: true,
-			Verbs: allVerbs, Strategy: Generic{Create: mergeStringData, Update: func(obj, _ runtime.Object) { mergeStringData(obj) }},
+			Verbs: allVerbs, Strategy: secretStrategy{},
 			FieldAttrs: func(obj runtime.Object) fields.Set {
 				return fields.Set{"type": string(obj.(*corev1.Secret).Type)}
 			}},
@@ -179,6 +179,29 @@ func createNamespace(obj runtime.Object) {
 // updateNamespace keeps spec.finalizers: only /finalize changes them.
 func updateNamespace(obj, old runtime.Object) {
 	obj.(*corev1.Namespace).Spec.Finalizers = old.(*corev1.Namespace).Spec.Finalizers
+}
+
+// kubeletSubresources are the pods' subresources kube serves from the
+// pod's kubelet, with the kinds and verbs kube's discovery lists.
+var kubeletSubresources = []*Subresource{
+	{Name: "log", Kind: "Pod", GroupVersion: coreV1, Verbs: []string{"get"}, Kubelet: true},
+	{Name: "exec", Kind: "PodExecOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
+	{Name: "attach", Kind: "PodAttachOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
+	{Name: "portforward", Kind: "PodPortForwardOptions", GroupVersion: coreV1, Verbs: []string{"create", "get"}, Kubelet: true},
+}
+
+// secretStrategy folds stringData into data where kube does: in the
+// conversion of a decoded Secret to the internal version, before the
+// field manager records the write (managedFields own f:data, not
+// f:stringData) and, for an apply, after the field manager merged it.
+// Default is where both paths pass: decode calls it on every decoded or
+// patched object, the field manager on every applied one.
+type secretStrategy struct{ Generic }
+
+// Default implements Strategy.
+func (s secretStrategy) Default(obj runtime.Object) {
+	s.Generic.Default(obj)
+	mergeStringData(obj)
 }
 
 // mergeStringData moves stringData into data, as kube's conversion does:

@@ -45,6 +45,15 @@ func (d *Decoder) serveOperation(w http.ResponseWriter, r *http.Request, body []
 		next.ServeHTTP(w, r)
 		return
 	}
+	// kube warns of a deprecated kind on every answer of its routes,
+	// errors too, ahead of any other warning.
+	api.AddWarning(w.Header(), res.DeprecationWarning(info.Subresource))
+	if res.Subresources[info.Subresource].IsKubelet() {
+		// log, exec, attach, portforward take no body: their options
+		// are in the query, read by the terminal stage.
+		next.ServeHTTP(w, r)
+		return
+	}
 	build, limit := d.write, maxRetries
 	switch info.Verb {
 	case "create", "update":

@@ -79,6 +79,11 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	if !res.Namespaced && info.Namespace != "" && info.Resource != "namespaces" {
 		return notFound()
 	}
+	// The decode stage has set it on writes; reads reach only this one.
+	api.AddWarning(w.Header(), res.DeprecationWarning(info.Subresource))
+	if res.Subresources[info.Subresource].IsKubelet() {
+		return wr.serveKubelet(w, r, res, info)
+	}
 	if info.Subresource == "eviction" {
 		if info.Verb != "create" {
 			return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
@@ -113,7 +118,7 @@ func (wr *Writer) serve(w http.ResponseWriter, r *http.Request, info *request.Re
 	case "deletecollection":
 		return wr.deleteCollection(w, r, res, info)
 	}
-	// Connect subresources (exec, attach, proxy) are not served.
+	// Connect subresources other than the kubelet ones (proxy) are not served.
 	return apierrors.NewMethodNotSupported(res.GroupResource(), info.Verb)
 }
 

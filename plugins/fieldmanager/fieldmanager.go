@@ -77,7 +77,7 @@ func (s *Stage) Middleware(next http.Handler) http.Handler {
 		// When etcd refuses the object as too large, kube writes it again
 		// without managedFields, which can be most of it. Applies are not
 		// retried: their managedFields are the point.
-		c := &catcher{ResponseWriter: w, header: http.Header{}}
+		c := &catcher{ResponseWriter: w, header: w.Header().Clone()}
 		next.ServeHTTP(c, r)
 		if !c.tooLarge() {
 			c.release()
@@ -288,6 +288,8 @@ func (c *catcher) Write(p []byte) (int, error) {
 // Unwrap lets http.ResponseController reach the connection.
 func (c *catcher) Unwrap() http.ResponseWriter { return c.ResponseWriter }
 
+// pass sends the header on: it started as a copy of the one below, so the
+// warnings earlier stages set there are kept.
 func (c *catcher) pass() {
 	h := c.ResponseWriter.Header()
 	for k, v := range c.header {
