@@ -11,22 +11,28 @@ import (
 
 // AuthenticatorHolder carries the authentication stage's current
 // authenticator to TokenReview, which authenticates a token for someone
-// else. The stage sets it when it is provisioned.
+// else. The pipeline engine sets it when a generation starts serving, and
+// empties it when that generation has no authentication stage.
 type AuthenticatorHolder struct {
 	a atomic.Pointer[authnBox]
 }
 
 type authnBox struct{ Authenticator }
 
-// ErrNoAuthenticator is returned while no authentication stage is
-// configured.
+// ErrNoAuthenticator is returned while the serving pipeline has no
+// authentication stage.
 var ErrNoAuthenticator = errors.New("no authenticator is configured")
 
-// Set makes a the current authenticator.
+// Set makes a the current authenticator; nil empties the holder.
 func (h *AuthenticatorHolder) Set(a Authenticator) {
-	if h != nil {
-		h.a.Store(&authnBox{a})
+	if h == nil {
+		return
 	}
+	if a == nil {
+		h.a.Store(nil)
+		return
+	}
+	h.a.Store(&authnBox{a})
 }
 
 // AuthenticateRequest asks the current authenticator.

@@ -15,28 +15,24 @@ type FailureAuditor interface {
 }
 
 // FailureHook carries the current FailureAuditor from the audit stage to
-// the authentication stage; a reload swaps it with the pipeline.
+// the authentication stage. The pipeline engine sets it when a generation
+// starts serving, and empties it when that generation audits nothing.
 type FailureHook struct {
 	a atomic.Pointer[failureBox]
 }
 
 type failureBox struct{ FailureAuditor }
 
-// Set makes a the current auditor.
+// Set makes a the current auditor; nil empties the hook.
 func (h *FailureHook) Set(a FailureAuditor) {
-	if h != nil {
-		h.a.Store(&failureBox{a})
-	}
-}
-
-// Clear removes a, unless another auditor has replaced it since.
-func (h *FailureHook) Clear(a FailureAuditor) {
 	if h == nil {
 		return
 	}
-	if b := h.a.Load(); b != nil && b.FailureAuditor == a {
-		h.a.CompareAndSwap(b, nil)
+	if a == nil {
+		h.a.Store(nil)
+		return
 	}
+	h.a.Store(&failureBox{a})
 }
 
 // Wrap returns w, or the writer of the current auditor.

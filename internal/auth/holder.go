@@ -9,23 +9,29 @@ import (
 // Holder carries the authorization stage's current decision (system:masters
 // plus its ordered authorizers) to the parts of the server that authorize
 // outside that stage: impersonation, which runs before it, and the access
-// review APIs, which answer for another user. The stage sets it when it is
-// provisioned, so a reload swaps it with the pipeline.
+// review APIs, which answer for another user. The pipeline engine sets it
+// when a generation starts serving, and empties it when that generation
+// has no authorization stage.
 type Holder struct {
 	a atomic.Pointer[box]
 }
 
 type box struct{ Authorizer }
 
-// ErrNoAuthorizer is returned while no authorization stage is configured:
-// callers fail closed.
+// ErrNoAuthorizer is returned while the serving pipeline has no
+// authorization stage: callers fail closed.
 var ErrNoAuthorizer = errors.New("no authorizer is configured")
 
-// Set makes a the current authorizer.
+// Set makes a the current authorizer; nil empties the holder.
 func (h *Holder) Set(a Authorizer) {
-	if h != nil {
-		h.a.Store(&box{a})
+	if h == nil {
+		return
 	}
+	if a == nil {
+		h.a.Store(nil)
+		return
+	}
+	h.a.Store(&box{a})
 }
 
 // Authorize asks the current authorizer. Without one the answer is

@@ -99,9 +99,10 @@ func NewEngine(o Options) *Engine {
 }
 
 // Apply provisions the plan's stages (reusing unchanged instances from the
-// running generation), swaps the new generation in, and retires the old one:
-// it finishes its in-flight requests, then the instances no generation uses
-// any more are closed. On error the running generation keeps serving.
+// running generation), publishes the new generation's services, swaps it
+// in, and retires the old one: it finishes its in-flight requests, then the
+// instances no generation uses any more are closed. On error the running
+// generation keeps serving, and its services stay published.
 func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -131,6 +132,9 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 	})
 	g.handler = e.chain(g)
 
+	// Published before the swap: a request of the old generation may meet
+	// the new services, one of the new generation never meets the old.
+	e.publish(g)
 	old := e.cur.Swap(g)
 	e.metrics.generation.Set(float64(g.id))
 	if e.opts.OnProvision != nil {
@@ -146,6 +150,28 @@ func (e *Engine) Apply(p *Plan, cfg *config.Config) error {
 		}()
 	}
 	return nil
+}
+
+// publish puts the services g's instances offer in the shared holders and
+// withdraws those none offers, so nothing outside the pipeline answers from
+// an instance that does not serve. A nil g withdraws everything. Called
+// only for a generation that serves: a failed build publishes nothing.
+func (e *Engine) publish(g *generation) {
+	sh := e.opts.Shared
+	if sh == nil {
+		return
+	}
+	var sv Services
+	if g != nil {
+		for _, in := range g.instances {
+			if p, ok := in.Value.(Publisher); ok {
+				p.Publish(&sv)
+			}
+		}
+	}
+	sh.Authorizer.Set(sv.Authorizer)
+	sh.Authenticator.Set(sv.Authenticator)
+	sh.AuthFailures.Set(sv.AuthFailures)
 }
 
 // provision returns the live instance with in's key, or provisions in (and
@@ -253,6 +279,7 @@ func (e *Engine) Close(ctx context.Context) error {
 	case <-ctx.Done():
 		return errors.New("pipeline: requests still in flight at close")
 	}
+	e.publish(nil) // its instances are about to close
 	e.release(g)
 	// Generations retired by a reload close their instances too (an
 	// audit backend sends what it buffered) before the server exits.

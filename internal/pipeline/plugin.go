@@ -98,6 +98,22 @@ type HealthChecker interface{ HealthChecks() []healthz.Check }
 // the last generation using the instance has drained.
 type Closer interface{ Close() error }
 
+// Publisher is implemented by instances that offer a service to the
+// rest of the server (an authorizer, an authenticator, a failure auditor).
+// Publish fills in what the instance offers. The engine calls it on every
+// instance of a generation about to serve and puts the result in Shared's
+// holders; a service no instance of that generation offers is withdrawn,
+// and its users fail closed. Publish must only set fields: it may run
+// again on a reused instance.
+type Publisher interface{ Publish(*Services) }
+
+// Services are what a generation's instances offer through Shared.
+type Services struct {
+	Authorizer    auth.Authorizer
+	Authenticator auth.Authenticator
+	AuthFailures  auth.FailureAuditor
+}
+
 // Redactor is implemented by config structs holding secrets: /debug/pipeline
 // shows Redacted() instead of the config.
 type Redactor interface{ Redacted() any }
@@ -165,7 +181,8 @@ type Env struct {
 func (e *Env) Nested(key string) []*Instance { return e.nested[key] }
 
 // Shared holds what the server offers every plugin. The server fills it
-// once before the first build; fields are added as plugins need them.
+// once before the first build; fields are added as plugins need them. Its
+// holders carry the serving generation's Services.
 type Shared struct {
 	// ClientCA returns the pool that verifies client certificates: the
 	// generated client CA plus tls.clientCAFile, reloaded when it changes.
@@ -185,17 +202,20 @@ type Shared struct {
 	// Etcd is the storage client, for keys outside the served resources
 	// (master leases, allocation bitmaps).
 	Etcd *clientv3.Client
-	// Authorizer is the authorization stage's current decision, for
-	// impersonation and the access review APIs.
+	// Authorizer is the serving generation's authorization decision, for
+	// impersonation, the access review APIs, RBAC's escalation check and
+	// CEL's authorizer; empty (ErrNoAuthorizer) when it has none. The
+	// engine sets it from Services: plugins read it, never set it.
 	Authorizer *auth.Holder
-	// Authenticator is the authentication stage's current authenticator,
-	// for TokenReview.
+	// Authenticator is the serving generation's authenticator, for
+	// TokenReview; set by the engine as Authorizer is.
 	Authenticator *auth.AuthenticatorHolder
 	// ServiceAccounts signs and verifies service account tokens with the
 	// server's keys; nil when the server has none.
 	ServiceAccounts *serviceaccount.Tokens
-	// AuthFailures carries the audit stage's record of failed
-	// authentication to the authentication stage.
+	// AuthFailures carries the serving generation's record of failed
+	// authentication (the audit stage's) to the authentication stage; set
+	// by the engine as Authorizer is.
 	AuthFailures *auth.FailureHook
 }
 

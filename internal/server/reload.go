@@ -16,16 +16,21 @@ import (
 // in. Everything outside the pipeline needs a restart; changes there are
 // reported, not applied halfway.
 type reloader struct {
-	s       *Server
-	mu      sync.Mutex
-	current *config.Loaded
+	s  *Server
+	mu sync.Mutex
+	// started is the config the process started with. Everything outside
+	// the pipeline still runs as it says until a restart, so that is what
+	// a reload's settings are compared with: a change stays reported on
+	// every reload until it is reverted or the server restarts.
+	started *config.Config
 }
 
 func newReloader(s *Server) *reloader { return &reloader{s: s} }
 
+// markLoaded records l as the config the process started with.
 func (r *reloader) markLoaded(l *config.Loaded) {
 	r.mu.Lock()
-	r.current = l
+	r.started = l.Config
 	r.mu.Unlock()
 	r.s.engine.RecordReload(true)
 }
@@ -57,7 +62,7 @@ func (r *reloader) reload() error {
 	if err != nil {
 		return next.Attribute(err)
 	}
-	if ignored := restartOnly(r.current.Config, next.Config); len(ignored) > 0 {
+	if ignored := restartOnly(r.started, next.Config); len(ignored) > 0 {
 		s.log.Warn("changed settings are ignored until restart", zap.Strings("keys", ignored))
 	}
 	// The pipeline runs with the settings the process started with; only
@@ -67,12 +72,12 @@ func (r *reloader) reload() error {
 	if err := s.engine.Apply(plan, &applied); err != nil {
 		return err
 	}
-	r.current = next
 	s.log.Info("config reloaded", zap.Int64("generation", s.engine.Generation()))
 	return nil
 }
 
-// restartOnly lists the keys, outside the pipeline, whose values differ.
+// restartOnly lists the keys, outside the pipeline, whose values in next
+// differ from those the server runs with (old).
 func restartOnly(old, next *config.Config) []string {
 	o, n := *old, *next
 	o.Pipeline, n.Pipeline = nil, nil

@@ -36,6 +36,11 @@ func start(t *testing.T, hook *auth.FailureHook) (pipeline.Stage, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.CloseStandalone([]*pipeline.Instance{in}) })
+	// The engine publishes a serving generation's services; a standalone
+	// instance is published here, as the engine would.
+	var sv pipeline.Services
+	in.Value.(pipeline.Publisher).Publish(&sv)
+	hook.Set(sv.AuthFailures)
 	return in.Value.(pipeline.Stage), logPath
 }
 

@@ -15,7 +15,6 @@ import (
 	"go.uber.org/zap"
 	"gopkg.in/natefinch/lumberjack.v2"
 
-	"github.com/kpipe/kpipe/internal/auth"
 	"github.com/kpipe/kpipe/internal/pipeline"
 )
 
@@ -33,7 +32,6 @@ type Stage struct {
 	// closeBound is how long Close waits for the webhook's buffer to drain.
 	closeBound time.Duration
 
-	failures *auth.FailureHook
 	events   prometheus.Counter
 	errors   *prometheus.CounterVec
 	levels   *prometheus.CounterVec
@@ -44,6 +42,7 @@ var (
 	_ pipeline.Stage       = (*Stage)(nil)
 	_ pipeline.Provisioner = (*Stage)(nil)
 	_ pipeline.Closer      = (*Stage)(nil)
+	_ pipeline.Publisher   = (*Stage)(nil)
 )
 
 // policyPoll is how often the policy file is checked for changes.
@@ -57,8 +56,8 @@ func newStage(c *Config) *Stage {
 	return s
 }
 
-// Provision implements pipeline.Provisioner: it opens the log, offers the
-// authentication stage its failure hook and watches the policy file.
+// Provision implements pipeline.Provisioner: it opens the log and watches
+// the policy file.
 func (s *Stage) Provision(env *pipeline.Env) error {
 	s.log = env.Log
 	// kube's names (k8s.io/apiserver/pkg/audit/metrics.go).
@@ -100,15 +99,15 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 		}
 		s.webhook = wh
 	}
-	if env.Shared != nil {
-		s.failures = env.Shared.AuthFailures
-		s.failures.Set(s)
-	}
 	if s.cfg.PolicyFile != "" {
 		go s.watchPolicy(env)
 	}
 	return nil
 }
+
+// Publish implements pipeline.Publisher: the stage records the requests
+// the authentication stage of its generation refuses.
+func (s *Stage) Publish(sv *pipeline.Services) { sv.AuthFailures = s }
 
 // watchPolicy re-reads the policy file when its size or time changes; a
 // bad file is logged and the policy in force stays.
@@ -227,7 +226,6 @@ const defaultCloseBound = time.Minute
 // within the server's shutdownTimeout: a reload closes a replaced stage
 // once its requests are done, and its buffered events still go out.
 func (s *Stage) Close() error {
-	s.failures.Clear(s)
 	if s.webhook != nil {
 		s.webhook.Close(s.closeBound)
 	}

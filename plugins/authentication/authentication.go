@@ -37,6 +37,7 @@ type Stage struct {
 var (
 	_ pipeline.Stage       = (*Stage)(nil)
 	_ pipeline.Provisioner = (*Stage)(nil)
+	_ pipeline.Publisher   = (*Stage)(nil)
 )
 
 // Provision implements pipeline.Provisioner.
@@ -50,7 +51,6 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 	}
 	if env.Shared != nil {
 		s.loopbackToken = env.Shared.LoopbackToken
-		env.Shared.Authenticator.Set(s)
 		s.failures = env.Shared.AuthFailures
 	}
 	s.log = env.Log
@@ -69,6 +69,10 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 	}, []string{"result"}))
 	return nil
 }
+
+// Publish implements pipeline.Publisher: TokenReview asks this stage
+// while its generation serves.
+func (s *Stage) Publish(sv *pipeline.Services) { sv.Authenticator = s }
 
 // Middleware implements pipeline.Stage.
 func (s *Stage) Middleware(next http.Handler) http.Handler {

@@ -72,6 +72,7 @@ type Stage struct {
 var (
 	_ pipeline.Stage       = (*Stage)(nil)
 	_ pipeline.Provisioner = (*Stage)(nil)
+	_ pipeline.Publisher   = (*Stage)(nil)
 )
 
 // Provision implements pipeline.Provisioner.
@@ -90,11 +91,13 @@ func (s *Stage) Provision(env *pipeline.Env) error {
 		Name:      "decisions_total",
 		Help:      "Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.",
 	}, []string{"type", "name", "decision"}))
-	if env.Shared != nil {
-		env.Shared.Authorizer.Set(s)
-	}
 	return nil
 }
+
+// Publish implements pipeline.Publisher: impersonation, the access review
+// APIs, RBAC's escalation check and CEL's authorizer ask this stage while
+// its generation serves.
+func (s *Stage) Publish(sv *pipeline.Services) { sv.Authorizer = s }
 
 // errNoUser is kube's answer when no user reached an authorizing filter.
 var errNoUser = errors.New("no user found for request")

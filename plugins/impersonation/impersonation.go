@@ -37,8 +37,8 @@ var (
 func (s *Stage) Provision(env *pipeline.Env) error {
 	s.log = env.Log
 	if env.Shared != nil {
-		// Read at each request: the authorization stage sets it when it is
-		// provisioned, which may be after this stage.
+		// Read at each request: it holds the serving generation's
+		// authorization stage, or nothing (every impersonation refused).
 		s.authz = env.Shared.Authorizer
 	}
 	return nil
