@@ -30,7 +30,7 @@ func openEmbeddedT(t *testing.T, dir string) *Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := Open(ctx, Config{DataDir: dir}, zaptest.NewLogger(t))
+	b, err := Open(ctx, Config{DataDir: dir, PKIDir: dir + "-pki"}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open embedded: %v", err)
 	}
@@ -81,7 +81,7 @@ func TestEmbedded(t *testing.T) {
 	if !b.Embedded {
 		t.Error("Embedded = false")
 	}
-	if len(b.Endpoints) != 1 || !strings.HasPrefix(b.Endpoints[0], "http://127.0.0.1:") || strings.HasSuffix(b.Endpoints[0], ":0") {
+	if len(b.Endpoints) != 1 || !strings.HasPrefix(b.Endpoints[0], "https://127.0.0.1:") || strings.HasSuffix(b.Endpoints[0], ":0") {
 		t.Errorf("Endpoints = %v, want one real loopback address", b.Endpoints)
 	}
 	put(t, b.Client, "/k", "v")
@@ -148,12 +148,17 @@ func TestEmbeddedDataDirErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"empty", "", "needs a data dir"},
+		{"no PKI dir", filepath.Join(t.TempDir(), "etcd"), "needs a PKI dir"},
 		{"parent is a file", filepath.Join(file, "etcd"), filepath.Join(file, "etcd")},
 		{"dir is a file", file, file},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			b, err := Open(context.Background(), Config{DataDir: tt.dir}, zap.NewNop())
+			cfg := Config{DataDir: tt.dir, PKIDir: filepath.Join(t.TempDir(), "pki")}
+			if tt.name == "no PKI dir" {
+				cfg.PKIDir = ""
+			}
+			b, err := Open(context.Background(), cfg, zap.NewNop())
 			if err == nil {
 				_ = b.Close()
 				t.Fatal("Open succeeded")
@@ -189,7 +194,8 @@ func TestExternalAgainstEmbedded(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ext, err := Open(ctx, Config{Endpoints: emb.Endpoints}, zaptest.NewLogger(t))
+	tc := emb.ClientTLS
+	ext, err := Open(ctx, Config{Endpoints: emb.Endpoints, CAFile: tc.CAFile, CertFile: tc.CertFile, KeyFile: tc.KeyFile}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open external: %v", err)
 	}
@@ -241,7 +247,8 @@ func TestCheckFails(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			b, err := Open(ctx, Config{DataDir: filepath.Join(t.TempDir(), "etcd"), DialTimeout: time.Second}, zaptest.NewLogger(t))
+			dir := t.TempDir()
+			b, err := Open(ctx, Config{DataDir: filepath.Join(dir, "etcd"), PKIDir: filepath.Join(dir, "pki"), DialTimeout: time.Second}, zaptest.NewLogger(t))
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
