@@ -57,8 +57,9 @@ type Backend struct {
 	Client    *clientv3.Client
 	Endpoints []string
 	Embedded  bool
-	// ClientTLS is, for the embedded etcd, what another client needs to
-	// reach Endpoints: the etcd CA and etcd-client.crt/.key.
+	// ClientTLS is what another client needs to reach Endpoints: for the
+	// embedded etcd its CA and etcd-client.crt/.key, for an external one
+	// the configured files.
 	ClientTLS ClientFiles
 
 	etcd        *embed.Etcd // nil for external etcd
@@ -103,6 +104,7 @@ func openExternal(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 	if err != nil {
 		return nil, err
 	}
+	b.ClientTLS = ClientFiles{CAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
 	log.Info("connected to external etcd", zap.Strings("endpoints", b.Endpoints))
 	return b, nil
 }
