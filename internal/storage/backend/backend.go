@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -48,7 +49,7 @@ type Config struct {
 	DataDir                   string        // embedded etcd data dir (stateDir/etcd)
 	// PKIDir holds the embedded etcd's CA and certificates (stateDir/pki),
 	// made on first start: its ports accept only clients and peers with a
-	// certificate from that CA.
+	// certificate from that CA. Empty: DataDir + "-pki", beside the data.
 	PKIDir string
 }
 
@@ -145,13 +146,14 @@ func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 	if dir == "" {
 		return nil, errors.New("embedded etcd needs a data dir")
 	}
-	if cfg.PKIDir == "" {
-		return nil, errors.New("embedded etcd needs a PKI dir")
-	}
 	if err := checkDataDir(dir); err != nil {
 		return nil, err
 	}
-	files, err := certs.EnsureEmbeddedEtcd(cfg.PKIDir)
+	pkiDir := cfg.PKIDir
+	if pkiDir == "" {
+		pkiDir = filepath.Clean(dir) + "-pki"
+	}
+	files, err := certs.EnsureEmbeddedEtcd(pkiDir)
 	if err != nil {
 		return nil, fmt.Errorf("embedded etcd certificates: %w", err)
 	}

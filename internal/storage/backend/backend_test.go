@@ -30,7 +30,7 @@ func openEmbeddedT(t *testing.T, dir string) *Backend {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	b, err := Open(ctx, Config{DataDir: dir, PKIDir: dir + "-pki"}, zaptest.NewLogger(t))
+	b, err := Open(ctx, Config{DataDir: dir}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open embedded: %v", err)
 	}
@@ -148,17 +148,12 @@ func TestEmbeddedDataDirErrors(t *testing.T) {
 		wantErr string
 	}{
 		{"empty", "", "needs a data dir"},
-		{"no PKI dir", filepath.Join(t.TempDir(), "etcd"), "needs a PKI dir"},
 		{"parent is a file", filepath.Join(file, "etcd"), filepath.Join(file, "etcd")},
 		{"dir is a file", file, file},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			cfg := Config{DataDir: tt.dir, PKIDir: filepath.Join(t.TempDir(), "pki")}
-			if tt.name == "no PKI dir" {
-				cfg.PKIDir = ""
-			}
-			b, err := Open(context.Background(), cfg, zap.NewNop())
+			b, err := Open(context.Background(), Config{DataDir: tt.dir}, zap.NewNop())
 			if err == nil {
 				_ = b.Close()
 				t.Fatal("Open succeeded")
@@ -247,8 +242,7 @@ func TestCheckFails(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			dir := t.TempDir()
-			b, err := Open(ctx, Config{DataDir: filepath.Join(dir, "etcd"), PKIDir: filepath.Join(dir, "pki"), DialTimeout: time.Second}, zaptest.NewLogger(t))
+			b, err := Open(ctx, Config{DataDir: filepath.Join(t.TempDir(), "etcd"), DialTimeout: time.Second}, zaptest.NewLogger(t))
 			if err != nil {
 				t.Fatalf("Open: %v", err)
 			}
