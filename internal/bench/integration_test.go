@@ -29,7 +29,7 @@ func TestWorkloadsAgainstKpipe(t *testing.T) {
 				Config: ts.Config, Workloads: []string{w},
 				Concurrency: 4, Ops: 20, Size: 256, Namespace: "bench-" + w,
 				Connections: 2, Watchers: 3, ListObjects: 40, ListMatching: 5, PageSize: 2,
-				Etcd:    EtcdOptions{Endpoints: ts.Backend().Endpoints},
+				Etcd:    etcdOf(ts),
 				Cleanup: true,
 			}
 			rs, err := Run(context.Background(), o)
@@ -96,7 +96,7 @@ func TestRunWithFloor(t *testing.T) {
 		Config: ts.Config, Workloads: []string{"create", "get", "list"},
 		Concurrency: 4, Ops: 20, Size: 256, Namespace: "bench-floor",
 		Connections: 2, Watchers: 1, ListObjects: 10, ListMatching: 2, PageSize: 5,
-		Etcd:    EtcdOptions{Endpoints: ts.Backend().Endpoints},
+		Etcd:    etcdOf(ts),
 		Cleanup: true, Floor: true,
 	}
 	rs, err := Run(context.Background(), o)
@@ -168,4 +168,11 @@ func (c cancelOn) Write(p []byte) (int, error) {
 		c.cancel()
 	}
 	return len(p), nil
+}
+
+// etcdOf reaches the server's etcd as the bench's flags do, with its
+// client certificate.
+func etcdOf(ts *testserver.TestServer) EtcdOptions {
+	b := ts.Backend()
+	return EtcdOptions{Endpoints: b.Endpoints, CAFile: b.ClientTLS.CAFile, CertFile: b.ClientTLS.CertFile, KeyFile: b.ClientTLS.KeyFile}
 }

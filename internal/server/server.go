@@ -195,6 +195,7 @@ func (s *Server) startStorage(ctx context.Context) error {
 		Endpoints: e.Endpoints, CAFile: e.CAFile, CertFile: e.CertFile, KeyFile: e.KeyFile,
 		DialTimeout: e.DialTimeout,
 		DataDir:     filepath.Join(s.cfg.StateDir, "etcd"),
+		PKIDir:      s.pki.dir,
 	}, s.log.Named("storage"))
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
 	"k8s.io/client-go/rest"
@@ -76,7 +77,9 @@ func Start(t testing.TB, o Options) *TestServer {
 	cfg.Server.AdvertiseAddress = "127.0.0.1"
 	cfg.Server.ShutdownTimeout = 10 * time.Second
 	if !o.OwnEtcd {
-		cfg.Storage.Etcd.Endpoints = SharedEtcd(t)
+		ext := SharedEtcd(t)
+		cfg.Storage.Etcd.Endpoints = ext.Endpoints
+		cfg.Storage.Etcd.CAFile, cfg.Storage.Etcd.CertFile, cfg.Storage.Etcd.KeyFile = ext.CAFile, ext.CertFile, ext.KeyFile
 		// Servers sharing the etcd keep apart by prefix.
 		cfg.Storage.Prefix = fmt.Sprintf("/t%d/registry", prefixes.Add(1))
 	}
@@ -183,21 +186,40 @@ var shared struct {
 	err  error
 }
 
-// SharedEtcd returns the endpoints of one embedded etcd shared by every
-// server in the test binary, started on first use.
-func SharedEtcd(t testing.TB) []string {
+// SharedEtcd returns how to reach one embedded etcd shared by every server
+// in the test binary, started on first use: its endpoints and its client
+// certificate, which it requires as the server's own embedded etcd does.
+func SharedEtcd(t testing.TB) backend.Config {
 	t.Helper()
 	shared.once.Do(func() {
 		shared.dir, shared.err = os.MkdirTemp("", "kpipe-etcd-")
 		if shared.err != nil {
 			return
 		}
-		shared.b, shared.err = backend.Open(context.Background(), backend.Config{DataDir: filepath.Join(shared.dir, "etcd")}, zap.NewNop())
+		shared.b, shared.err = backend.Open(context.Background(), backend.Config{
+			DataDir: filepath.Join(shared.dir, "etcd"),
+			PKIDir:  filepath.Join(shared.dir, "pki"),
+		}, zap.NewNop())
 	})
 	if shared.err != nil {
 		t.Fatalf("testserver: shared etcd: %v", shared.err)
 	}
-	return shared.b.Endpoints
+	c := shared.b.ClientTLS
+	return backend.Config{Endpoints: shared.b.Endpoints, CAFile: c.CAFile, CertFile: c.CertFile, KeyFile: c.KeyFile}
+}
+
+// DialSharedEtcd returns a client of the shared etcd over its listener,
+// closed when the test ends.
+func DialSharedEtcd(t testing.TB) *clientv3.Client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	b, err := backend.Open(ctx, SharedEtcd(t), zap.NewNop())
+	if err != nil {
+		t.Fatalf("testserver: dial shared etcd: %v", err)
+	}
+	t.Cleanup(func() { _ = b.Close() })
+	return b.Client
 }
 
 // Main runs the package's tests and then stops the shared etcd. Call it

@@ -10,5 +10,7 @@ start_server
 mkdir -p var
 # shellcheck disable=SC2086 # BENCH_FLAGS is a list of flags
 ./bin/apiserver-bench --kubeconfig "$state/admin.kubeconfig" --etcd-endpoints "$etcd" \
+	--etcd-cafile "$state/pki/etcd-ca.crt" --etcd-certfile "$state/pki/etcd-client.crt" \
+	--etcd-keyfile "$state/pki/etcd-client.key" \
 	--workload create,get,list,watch --list-concurrency 1 \
 	--floor --json-out var/bench.json ${BENCH_FLAGS:-}

@@ -1,8 +1,9 @@
 # Sourced by bench.sh and profile.sh: start_server starts bin/apiserver
 # from apiserver.yaml on a fresh embedded etcd in a temp state dir, on a
 # loopback port, waits for /readyz and sets $state, $port and $etcd (the
-# embedded etcd's client URL, from stateDir/etcd.endpoint). The server
-# stops and the state dir goes when the script exits.
+# embedded etcd's client URL, from stateDir/etcd.endpoint; it takes the
+# client certificate $state/pki/etcd-client.crt/.key, CA etcd-ca.crt). The
+# server stops and the state dir goes when the script exits.
 state=$(mktemp -d "${TMPDIR:-/tmp}/kpipe-bench.XXXXXX")
 port=${BENCH_PORT:-$((20000 + RANDOM % 20000))}
 pid=""

@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	clientv3 "go.etcd.io/etcd/client/v3"
 	admissionregistrationv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	discoveryv1 "k8s.io/api/discovery/v1"
@@ -480,11 +479,7 @@ func (e *env) putRaw(t *testing.T, key string, obj any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	etcd, err := clientv3.New(clientv3.Config{Endpoints: testserver.SharedEtcd(t), DialTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer etcd.Close()
+	etcd := testserver.DialSharedEtcd(t)
 	if _, err := etcd.Put(context.Background(), e.prefix+key, string(b)); err != nil {
 		t.Fatal(err)
 	}

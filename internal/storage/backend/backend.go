@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"net/url"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -24,6 +25,8 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"google.golang.org/grpc"
+
+	"github.com/kpipe/kpipe/internal/server/certs"
 )
 
 // DefaultDialTimeout is used when Config.DialTimeout is zero.
@@ -44,6 +47,10 @@ type Config struct {
 	CAFile, CertFile, KeyFile string        // optional TLS to external etcd
 	DialTimeout               time.Duration // default 5s if zero
 	DataDir                   string        // embedded etcd data dir (stateDir/etcd)
+	// PKIDir holds the embedded etcd's CA and certificates (stateDir/pki),
+	// made on first start: its ports accept only clients and peers with a
+	// certificate from that CA. Empty: DataDir + "-pki", beside the data.
+	PKIDir string
 }
 
 // Backend is an open etcd client and, in embedded mode, the server it talks to.
@@ -51,6 +58,10 @@ type Backend struct {
 	Client    *clientv3.Client
 	Endpoints []string
 	Embedded  bool
+	// ClientTLS is what another client needs to reach Endpoints: for the
+	// embedded etcd its CA and etcd-client.crt/.key, for an external one
+	// the configured files.
+	ClientTLS ClientFiles
 
 	etcd        *embed.Etcd // nil for external etcd
 	etcdClosing *atomic.Bool
@@ -94,6 +105,7 @@ func openExternal(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 	if err != nil {
 		return nil, err
 	}
+	b.ClientTLS = ClientFiles{CAFile: cfg.CAFile, CertFile: cfg.CertFile, KeyFile: cfg.KeyFile}
 	log.Info("connected to external etcd", zap.Strings("endpoints", b.Endpoints))
 	return b, nil
 }
@@ -124,6 +136,11 @@ func connect(ctx context.Context, endpoints []string, tlsCfg *tls.Config, dialTi
 	return b, nil
 }
 
+// ClientFiles are the files of a TLS client of etcd.
+type ClientFiles struct {
+	CAFile, CertFile, KeyFile string
+}
+
 func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, error) {
 	dir := cfg.DataDir
 	if dir == "" {
@@ -132,6 +149,14 @@ func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 	if err := checkDataDir(dir); err != nil {
 		return nil, err
 	}
+	pkiDir := cfg.PKIDir
+	if pkiDir == "" {
+		pkiDir = filepath.Clean(dir) + "-pki"
+	}
+	files, err := certs.EnsureEmbeddedEtcd(pkiDir)
+	if err != nil {
+		return nil, fmt.Errorf("embedded etcd certificates: %w", err)
+	}
 
 	ecfg := embed.NewConfig()
 	ecfg.Name = "default"
@@ -139,12 +164,19 @@ func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 	// Port 0 lets several servers (tests, side-by-side instances) run at
 	// once. A single member never dials its peer URL, so advertising :0 is
 	// harmless, and it is stable across restarts on the same data dir.
-	local := url.URL{Scheme: "http", Host: "127.0.0.1:0"}
+	// Both ports are mutual TLS against the etcd CA alone, as kubeadm's
+	// etcd: any local process can connect, none without etcd-client.key
+	// gets past the handshake to read secrets or write around admission.
+	local := url.URL{Scheme: "https", Host: "127.0.0.1:0"}
 	ecfg.ListenClientUrls = []url.URL{local}
 	ecfg.AdvertiseClientUrls = []url.URL{local}
 	ecfg.ListenPeerUrls = []url.URL{local}
 	ecfg.AdvertisePeerUrls = []url.URL{local}
 	ecfg.InitialCluster = ecfg.InitialClusterFromName(ecfg.Name)
+	ecfg.ClientTLSInfo.CertFile, ecfg.ClientTLSInfo.KeyFile = files.ServerCert, files.ServerKey
+	ecfg.ClientTLSInfo.TrustedCAFile, ecfg.ClientTLSInfo.ClientCertAuth = files.CA, true
+	ecfg.PeerTLSInfo.CertFile, ecfg.PeerTLSInfo.KeyFile = files.PeerCert, files.PeerKey
+	ecfg.PeerTLSInfo.TrustedCAFile, ecfg.PeerTLSInfo.ClientCertAuth = files.CA, true
 	// etcd logs every startup step at info; only its warnings matter to us.
 	closing := new(atomic.Bool)
 	elog := quiet(log.Named("etcd"), zapcore.WarnLevel).WithOptions(zap.WrapCore(func(c zapcore.Core) zapcore.Core {
@@ -177,14 +209,16 @@ func openEmbedded(ctx context.Context, cfg Config, log *zap.Logger) (*Backend, e
 		return nil, fmt.Errorf("embedded etcd in %s did not become ready: %w", dir, wctx.Err())
 	}
 
-	endpoint := "http://" + e.Clients[0].Addr().String()
+	endpoint := "https://" + e.Clients[0].Addr().String()
 	// The server's own client calls the member in process, as function
 	// calls: no gRPC, HTTP/2 or loopback socket on either side, which cost
 	// about a sixth of the CPU of a create. The listener stays for other
-	// clients (the bench's bare-etcd baseline, etcdctl).
+	// clients with the etcd client certificate (the bench's bare-etcd
+	// baseline, etcdctl).
 	b := &Backend{
 		Client:      v3client.New(e.Server),
 		Endpoints:   []string{endpoint},
+		ClientTLS:   ClientFiles{CAFile: files.CA, CertFile: files.ClientCert, KeyFile: files.ClientKey},
 		dialTimeout: cfg.DialTimeout,
 	}
 	// The first read waits for the new member to apply its startup entries,

@@ -81,7 +81,7 @@ func TestEmbedded(t *testing.T) {
 	if !b.Embedded {
 		t.Error("Embedded = false")
 	}
-	if len(b.Endpoints) != 1 || !strings.HasPrefix(b.Endpoints[0], "http://127.0.0.1:") || strings.HasSuffix(b.Endpoints[0], ":0") {
+	if len(b.Endpoints) != 1 || !strings.HasPrefix(b.Endpoints[0], "https://127.0.0.1:") || strings.HasSuffix(b.Endpoints[0], ":0") {
 		t.Errorf("Endpoints = %v, want one real loopback address", b.Endpoints)
 	}
 	put(t, b.Client, "/k", "v")
@@ -189,7 +189,8 @@ func TestExternalAgainstEmbedded(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	ext, err := Open(ctx, Config{Endpoints: emb.Endpoints}, zaptest.NewLogger(t))
+	tc := emb.ClientTLS
+	ext, err := Open(ctx, Config{Endpoints: emb.Endpoints, CAFile: tc.CAFile, CertFile: tc.CertFile, KeyFile: tc.KeyFile}, zaptest.NewLogger(t))
 	if err != nil {
 		t.Fatalf("Open external: %v", err)
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -49,11 +48,7 @@ bindings:
 // namespace is read from its cache for
 // namespaceObject). ns/op is the plugin's cost per request.
 func BenchmarkValidate(b *testing.B) {
-	client, err := clientv3.New(clientv3.Config{Endpoints: testserver.SharedEtcd(b), DialTimeout: 5 * time.Second})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer client.Close()
+	client := testserver.DialSharedEtcd(b)
 	prefix := fmt.Sprintf("/vapbench%d/registry", time.Now().UnixNano())
 	reg := api.NewRegistry(api.Resources(api.Options{EventTTL: time.Hour}))
 	// Watch caches on, as the server has them by default.
