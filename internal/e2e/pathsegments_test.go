@@ -155,7 +155,10 @@ const dnsLabelMsg = "a lowercase RFC 1123 label must consist of lower case alpha
 // send makes one request as the admin, or as user by impersonation.
 func send(t *testing.T, ts *testserver.TestServer, user, method, path, body string) (int, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(method, ts.URL()+path, strings.NewReader(body))
+	// A watch that was let through would stream: the deadline ends it.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, ts.URL()+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
