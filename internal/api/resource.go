@@ -171,21 +171,34 @@ func (r *Resource) storagePath() string {
 }
 
 // Key is the etcd key of one object: <prefix>/<resource>/<namespace>/<name>,
-// or <prefix>/<resource>/<name> for cluster-scoped resources.
+// or <prefix>/<resource>/<name> for cluster-scoped resources. The namespace
+// and name are joined as they are, never cleaned: path.Join would turn the
+// namespace "." into the prefix of every namespace's objects. A "." or ".."
+// segment stays in the key, and storage refuses it.
 func (r *Resource) Key(prefix, namespace, name string) string {
 	if r.Namespaced {
-		return path.Join(prefix, r.storagePath(), namespace, name)
+		return r.StoragePrefix(prefix) + "/" + namespace + "/" + name
 	}
-	return path.Join(prefix, r.storagePath(), name)
+	return r.StoragePrefix(prefix) + "/" + name
+}
+
+// RequestKey is Key for a name taken from a request's path: a name that
+// cannot be one path segment gets kube's 400 before storage is touched.
+func (r *Resource) RequestKey(prefix, namespace, name string) (string, error) {
+	if err := CheckPathName(name); err != nil {
+		return "", err
+	}
+	return r.Key(prefix, namespace, name), nil
 }
 
 // CollectionKey is the prefix of a list: every object, or one namespace's.
-// It ends in "/" so "pods" does not also match "podsecuritypolicies".
+// It ends in "/" so "pods" does not also match "podsecuritypolicies". The
+// namespace is not cleaned either (see Key).
 func (r *Resource) CollectionKey(prefix, namespace string) string {
 	if r.Namespaced && namespace != "" {
-		return path.Join(prefix, r.storagePath(), namespace) + "/"
+		return r.StoragePrefix(prefix) + "/" + namespace + "/"
 	}
-	return path.Join(prefix, r.storagePath()) + "/"
+	return r.StoragePrefix(prefix) + "/"
 }
 
 // Attrs returns the labels and selectable fields of obj, for selectors.
@@ -251,7 +264,8 @@ func (r *Registry) Lookup(group, version, resource string) (*Resource, bool) {
 // All lists the resources, core first, then by group and name.
 func (r *Registry) All() []*Resource { return r.list }
 
-// StoragePrefix is the key prefix of every object of the resource.
+// StoragePrefix is the key prefix of every object of the resource. Only
+// configured parts are joined here, so cleaning them is safe.
 func (r *Resource) StoragePrefix(prefix string) string {
 	return path.Join(prefix, r.storagePath())
 }

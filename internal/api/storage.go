@@ -47,7 +47,7 @@ func (r *Registry) AttachStorage(client *clientv3.Client, prefix string, reg pro
 			continue // virtual: nothing to store
 		}
 		codec := store.NewJSONCodec(Scheme, res.GroupVersion)
-		opts := append([]store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name))}, o.Store...)
+		opts := append([]store.Option{store.WithRegisterer(reg), store.WithLogger(log.Named(res.Name)), store.WithKeyRoot(prefix)}, o.Store...)
 		gr := res.GroupResource()
 		if o.Encrypt != nil {
 			if t := o.Encrypt(gr); t != nil {

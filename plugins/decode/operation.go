@@ -361,6 +361,11 @@ func validateWriteOptions(dryRun []string, fieldManager, fieldValidation string)
 // delete reads DeleteOptions from the body or the query, as kube does.
 func (d *Decoder) delete(r *http.Request, info *request.RequestInfo, res *api.Resource, body []byte) (*request.Operation, error) {
 	op := &request.Operation{Resource: res, Subresource: info.Subresource, Namespace: info.Namespace, Name: info.Name}
+	// No route serves it (a%2Fb is name "a", subresource "b"): kube's 404
+	// before reading the object.
+	if info.Subresource != "" && res.Subresources[info.Subresource] == nil {
+		return nil, notFound()
+	}
 	opts := &metav1.DeleteOptions{}
 	if len(body) > 0 {
 		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
@@ -403,11 +408,16 @@ func notFound() error {
 }
 
 // live reads the object a write or delete works on. For an update of a
-// missing object it reports created where the type allows it.
+// missing object it reports created where the type allows it. A name that
+// is not one path segment is refused here, where kube's registry builds
+// its key: after the body and options, before admission and storage.
 func (d *Decoder) live(ctx context.Context, op *request.Operation, allowCreate bool) error {
-	key := op.Resource.Key(d.prefix, op.Namespace, op.Name)
+	key, err := op.Resource.RequestKey(d.prefix, op.Namespace, op.Name)
+	if err != nil {
+		return err
+	}
 	old := op.Resource.New()
-	err := op.Resource.Store.Get(ctx, key, store.GetOptions{}, old)
+	err = op.Resource.Store.Get(ctx, key, store.GetOptions{}, old)
 	switch {
 	case err == nil:
 		op.Old = old

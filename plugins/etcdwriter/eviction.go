@@ -70,6 +70,10 @@ func (wr *Writer) evict(w http.ResponseWriter, r *http.Request, pods *api.Resour
 	if err != nil {
 		return err
 	}
+	// Kube's eviction reads the pod by the name first.
+	if err := api.CheckPathName(info.Name); err != nil {
+		return err
+	}
 	pdbs, _ := wr.resources.Lookup("policy", "v1", "poddisruptionbudgets")
 	e := &eviction{wr: wr, pods: pods, pdbs: pdbs, namespace: info.Namespace, name: info.Name, dryRun: len(opts.DryRun) > 0}
 	st, err := e.run(r.Context(), opts)

@@ -73,8 +73,12 @@ func (wr *Writer) getScale(w http.ResponseWriter, r *http.Request, res *api.Reso
 	if err != nil {
 		return err
 	}
+	key, err := res.RequestKey(wr.prefix, info.Namespace, info.Name)
+	if err != nil {
+		return err
+	}
 	obj := res.New()
-	if err := res.Store.Get(r.Context(), res.Key(wr.prefix, info.Namespace, info.Name), store.GetOptions{}, obj); err != nil {
+	if err := res.Store.Get(r.Context(), key, store.GetOptions{}, obj); err != nil {
 		return err
 	}
 	s, err := scaleOf(obj)

@@ -15,6 +15,13 @@ func (wr *Writer) createVirtual(w http.ResponseWriter, r *http.Request, res *api
 	if err != nil {
 		return err
 	}
+	// A subresource's handler reads its parent by the name (TokenRequest
+	// its service account): kube's key check refuses a bad one first.
+	if info.Name != "" {
+		if err := api.CheckPathName(info.Name); err != nil {
+			return err
+		}
+	}
 	obj, err := create(r.Context(), info.Namespace, info.Name, op.Object)
 	if err != nil {
 		return err

@@ -80,9 +80,10 @@ func (wr *Writer) watch(w http.ResponseWriter, r *http.Request, res *api.Resourc
 	defer cancel()
 
 	// One named object is watched at its own key when the key is known,
-	// as kube's registry does; otherwise the predicate picks it out.
+	// as kube's registry does; otherwise (no namespace, or a name that is
+	// no path segment) the predicate picks it out.
 	key, recursive := res.CollectionKey(wr.prefix, info.Namespace), true
-	if info.Name != "" && (!res.Namespaced || info.Namespace != "") {
+	if info.Name != "" && (!res.Namespaced || info.Namespace != "") && api.CheckPathName(info.Name) == nil {
 		key, recursive = res.Key(wr.prefix, info.Namespace, info.Name), false
 	}
 	wi, err := res.Store.Watch(ctx, key, store.ListOptions{

@@ -132,7 +132,10 @@ func (wr *Writer) get(w http.ResponseWriter, r *http.Request, res *api.Resource,
 		return apierrors.NewBadRequest(err.Error())
 	}
 	obj := res.New()
-	key := res.Key(wr.prefix, info.Namespace, info.Name)
+	key, err := res.RequestKey(wr.prefix, info.Namespace, info.Name)
+	if err != nil {
+		return err
+	}
 	gopts := store.GetOptions{ResourceVersion: opts.ResourceVersion}
 	if eg, ok := res.Store.(store.EncodableGetter); ok && !out.Table {
 		// The answer is only encoded: the cache may hand its own object

@@ -421,7 +421,9 @@ func (c *Cacher) Get(ctx context.Context, key string, opts store.GetOptions, out
 // out for an absent key under IgnoreNotFound. Otherwise it reads etcd into
 // out.
 func (c *Cacher) getCached(ctx context.Context, key string, opts store.GetOptions, out runtime.Object) (obj runtime.Object, ok bool, err error) {
-	if (opts.ResourceVersion != "0" && opts.ResourceVersion != "") || !c.fresh(ctx, opts.ResourceVersion) {
+	// A key with a "." or ".." segment goes to the store, which refuses
+	// it with kube's error rather than a NotFound.
+	if (opts.ResourceVersion != "0" && opts.ResourceVersion != "") || !cleanUnder(key, c.prefix) || !c.fresh(ctx, opts.ResourceVersion) {
 		return nil, false, c.Store.Get(ctx, key, opts, out)
 	}
 	c.getHits.Add(1)

@@ -194,6 +194,7 @@ type Store struct {
 	newFunc     func() runtime.Object
 	newListFunc func() runtime.Object
 	prefix      string // ends in "/"
+	keyRoot     string // left out of the keys errors quote
 	gr          schema.GroupResource
 
 	leases   *leaseManager
@@ -220,6 +221,13 @@ type Option func(*Store)
 // apiserver_storage_objects in reg. Stores sharing reg share the metrics.
 func WithRegisterer(reg prometheus.Registerer) Option {
 	return func(s *Store) { s.metrics = newMetrics(reg) }
+}
+
+// WithKeyRoot names the etcd prefix every resource's keys share (say
+// /registry). Kube's storage keys leave it out, so the keys its errors
+// quote do too: "/configmaps/." rather than the etcd prefix.
+func WithKeyRoot(root string) Option {
+	return func(s *Store) { s.keyRoot = strings.TrimSuffix(root, "/") }
 }
 
 // WithLogger sets the logger (default: none).
@@ -303,7 +311,14 @@ func (s *Store) checkKey(key string, recursive bool) (string, error) {
 	}
 	for _, seg := range strings.Split(key, "/") {
 		if seg == "." || seg == ".." {
-			return "", apierrors.NewInternalError(fmt.Errorf("invalid key: %q", key))
+			// A namespace "." from a request path ends here: kube's
+			// storage answers a plain error, a 500 with no reason.
+			// A list's key has no trailing "/" in kube's message.
+			quoted := strings.TrimPrefix(key, s.keyRoot)
+			if recursive {
+				quoted = strings.TrimSuffix(quoted, "/")
+			}
+			return "", unknownError(fmt.Sprintf("invalid key: %q", quoted))
 		}
 	}
 	if recursive && !strings.HasSuffix(key, "/") {

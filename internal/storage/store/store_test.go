@@ -114,7 +114,7 @@ func TestCreateGet(t *testing.T) {
 			name:   "key with dot-dot",
 			run:    func() error { return s.Get(ctx, p+"/default/../../secrets/x", GetOptions{}, &corev1.ConfigMap{}) },
 			code:   http.StatusInternalServerError,
-			reason: metav1.StatusReasonInternalError,
+			reason: metav1.StatusReasonUnknown,
 		},
 	}
 	for _, tc := range tests {
