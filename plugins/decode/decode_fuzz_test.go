@@ -30,7 +30,7 @@ func FuzzDecodeBody(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body string, sel uint8) {
 		r := httptest.NewRequest("POST", "/api/v1/namespaces/default/configmaps", nil)
 		r.Header.Set("Content-Type", types[int(sel)%len(types)])
-		obj, _, err := decodeBody(r, []byte(body), gvk, &corev1.ConfigMap{}, modes[int(sel/4)%len(modes)])
+		obj, _, err := decodeBody(r, []byte(body), defaultMaxBody, gvk, &corev1.ConfigMap{}, modes[int(sel/4)%len(modes)])
 		if err != nil {
 			return
 		}

@@ -60,7 +60,7 @@ metadata:
 		if err != nil {
 			t.Fatal(err)
 		}
-		return decodeBody(r, []byte(body), gvk, into, fv)
+		return decodeBody(r, []byte(body), defaultMaxBody, gvk, into, fv)
 	}
 	for i, b := range bodies {
 		for _, fv := range []string{"", metav1.FieldValidationIgnore, metav1.FieldValidationWarn, metav1.FieldValidationStrict} {
@@ -91,7 +91,7 @@ func BenchmarkDecodeBody(b *testing.B) {
 			r := httptest.NewRequest("POST", "/", nil)
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, _, err := decodeBody(r, body, gvk, &corev1.ConfigMap{}, ""); err != nil {
+				if _, _, err := decodeBody(r, body, defaultMaxBody, gvk, &corev1.ConfigMap{}, ""); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"unicode"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -159,7 +158,7 @@ func (d *Decoder) write(r *http.Request, info *request.RequestInfo, res *api.Res
 		into = obj
 	}
 	tracing.Event(r.Context(), "About to convert to expected version")
-	obj, warnings, err := decodeBody(r, body, gvk, into, op.FieldValidation)
+	obj, warnings, err := decodeBody(r, body, d.limit, gvk, into, op.FieldValidation)
 	if err != nil {
 		return nil, err
 	}
@@ -225,22 +224,18 @@ func (d *Decoder) write(r *http.Request, info *request.RequestInfo, res *api.Res
 
 // decodeBody decodes into the expected kind and version. Unknown or
 // duplicate fields are an error, a warning or nothing, as fieldValidation
-// says (kube's default is Warn).
-func decodeBody(r *http.Request, body []byte, gvk schema.GroupVersionKind, into runtime.Object, fieldValidation string) (runtime.Object, []string, error) {
-	mediaType := r.Header.Get("Content-Type")
-	if i := strings.IndexByte(mediaType, ';'); i >= 0 {
-		mediaType = mediaType[:i]
+// says (kube's default is Warn). A YAML body may not expand past limit.
+func decodeBody(r *http.Request, body []byte, limit int64, gvk schema.GroupVersionKind, into runtime.Object, fieldValidation string) (runtime.Object, []string, error) {
+	info, err := inputSerializer(r.Header.Get("Content-Type"), strictCodecs.SupportedMediaTypes())
+	if err != nil {
+		return nil, nil, err
 	}
-	mediaType = strings.TrimSpace(mediaType)
-	if mediaType == "" {
-		mediaType = "application/json"
-	}
-	info, ok := runtime.SerializerInfoForMediaType(strictCodecs.SupportedMediaTypes(), mediaType)
-	if !ok {
-		return nil, nil, unsupportedMediaType()
-	}
+	mediaType := info.MediaType
 	if len(body) == 0 {
 		return nil, nil, apierrors.NewBadRequest("request body must not be empty")
+	}
+	if err := boundYAML(mediaType, body, limit); err != nil {
+		return nil, nil, err
 	}
 	if obj, got, ok := decodeDirect(mediaType, body, gvk, into, fieldValidation); ok {
 		return obj, nil, nil
@@ -366,10 +361,23 @@ func (d *Decoder) delete(r *http.Request, info *request.RequestInfo, res *api.Re
 	if info.Subresource != "" && res.Subresources[info.Subresource] == nil {
 		return nil, notFound()
 	}
+	if info.Verb == "deletecollection" {
+		// kube checks the list options before it reads the DeleteOptions.
+		if _, err := api.ParseListOptions(r.URL.Query(), res); err != nil {
+			return nil, err
+		}
+	}
 	opts := &metav1.DeleteOptions{}
 	if len(body) > 0 {
+		s, err := inputSerializer(r.Header.Get("Content-Type"), api.Codecs.SupportedMediaTypes())
+		if err != nil {
+			return nil, err
+		}
+		if err := boundYAML(s.MediaType, body, d.limit); err != nil {
+			return nil, err
+		}
 		gvk := metav1.SchemeGroupVersion.WithKind("DeleteOptions")
-		obj, _, err := api.Codecs.UniversalDecoder(metav1.SchemeGroupVersion).Decode(body, &gvk, opts)
+		obj, _, err := api.Codecs.DecoderToVersion(s.Serializer, metav1.SchemeGroupVersion).Decode(body, &gvk, opts)
 		if err != nil {
 			return nil, apierrors.NewBadRequest(err.Error())
 		}
@@ -393,14 +401,6 @@ func (d *Decoder) delete(r *http.Request, info *request.RequestInfo, res *api.Re
 		}
 	}
 	return op, nil
-}
-
-// unsupportedMediaType is kube's 415 for a Content-Type it cannot decode.
-func unsupportedMediaType() error {
-	return &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf, application/cbor",
-	}}
 }
 
 func notFound() error {

@@ -65,8 +65,9 @@ var limitCopies = sync.OnceFunc(func() {
 	}
 })
 
-// patchTypeOf reads the Content-Type of a PATCH; anything but the four
-// patch types is kube's 415.
+// patchTypeOf reads the Content-Type of a PATCH as kube does, up to its
+// first ";" and nothing more (`application/merge-patch+json;;` is a merge
+// patch); anything but the four patch types is kube's 415.
 func patchTypeOf(r *http.Request) (types.PatchType, error) {
 	ct := r.Header.Get("Content-Type")
 	if i := strings.IndexByte(ct, ';'); i > 0 {
@@ -77,10 +78,7 @@ func patchTypeOf(r *http.Request) (types.PatchType, error) {
 			return types.PatchType(ct), nil
 		}
 	}
-	return "", &apierrors.StatusError{ErrStatus: metav1.Status{
-		Status: metav1.StatusFailure, Code: http.StatusUnsupportedMediaType, Reason: metav1.StatusReasonUnsupportedMediaType,
-		Message: "the body of the request was in an unknown format - accepted media types include: " + strings.Join(patchTypes, ", "),
-	}}
+	return "", unsupportedMediaType(patchTypes)
 }
 
 // patch builds the Operation of a PATCH, as kube's patch handler does on
@@ -112,6 +110,9 @@ func (d *Decoder) patch(r *http.Request, info *request.RequestInfo, res *api.Res
 	op.FieldManager = opts.FieldManager
 	op.FieldValidation = opts.FieldValidation
 	op.Force = opts.Force != nil && *opts.Force
+	if err := boundYAML(string(pt), body, d.limit); err != nil {
+		return nil, err
+	}
 	if err := checkPatchBody(pt, body); err != nil {
 		return nil, err
 	}

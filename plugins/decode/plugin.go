@@ -19,9 +19,13 @@ type Config struct {
 	MaxRequestBodyBytes int64 `koanf:"maxRequestBodyBytes"`
 }
 
-// defaultConfig returns kube-apiserver's default limit, 3 MiB.
+// defaultMaxBody is kube-apiserver's default body limit, 3 MiB. A YAML
+// body's aliases may not expand it past the same limit.
+const defaultMaxBody = 3 * 1024 * 1024
+
+// defaultConfig returns kube-apiserver's default limit.
 func defaultConfig() *Config {
-	return &Config{MaxRequestBodyBytes: 3 * 1024 * 1024}
+	return &Config{MaxRequestBodyBytes: defaultMaxBody}
 }
 
 // Validate implements pipeline.Validator.

@@ -9,8 +9,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/fields"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 
@@ -104,42 +102,19 @@ func toTable(r *http.Request, res *api.Resource, obj runtime.Object) (*metav1.Ta
 	return t, nil
 }
 
-// listOptions reads kube's list parameters and the selectors, rejecting a
-// field the type cannot select on.
+// listOptions reads kube's list parameters and the selectors, validated
+// as kube's handlers do (api.ParseListOptions), as a store predicate.
 func listOptions(r *http.Request, res *api.Resource) (store.Predicate, *metav1.ListOptions, error) {
-	var opts metav1.ListOptions
-	if err := api.ParameterCodec.DecodeParameters(r.URL.Query(), metav1.SchemeGroupVersion, &opts); err != nil {
-		return store.Predicate{}, nil, apierrors.NewBadRequest(err.Error())
+	lo, err := api.ParseListOptions(r.URL.Query(), res)
+	if err != nil {
+		return store.Predicate{}, nil, err
 	}
-	pred := store.Predicate{Label: labels.Everything(), Field: fields.Everything(), GetAttrs: res.Attrs, Limit: opts.Limit, Continue: opts.Continue}
-	if opts.LabelSelector != "" {
-		sel, err := labels.Parse(opts.LabelSelector)
-		if err != nil {
-			return pred, nil, apierrors.NewBadRequest(err.Error())
-		}
-		pred.Label = sel
-	}
-	if opts.FieldSelector != "" {
-		sel, err := fields.ParseSelector(opts.FieldSelector)
-		if err != nil {
-			return pred, nil, apierrors.NewBadRequest(err.Error())
-		}
-		_, known, err := res.Attrs(res.New())
-		if err != nil {
-			return pred, nil, err
-		}
-		for _, req := range sel.Requirements() {
-			if _, ok := known[req.Field]; !ok {
-				return pred, nil, apierrors.NewBadRequest("field label not supported: " + req.Field)
-			}
-		}
-		pred.Field = sel
-	}
-	if opts.Limit < 0 {
+	pred := store.Predicate{Label: lo.Label, Field: lo.Field, GetAttrs: res.Attrs, Limit: lo.Limit, Continue: lo.Continue}
+	if lo.Limit < 0 {
 		// kube treats a negative limit as no limit.
 		pred.Limit = 0
 	}
-	return pred, &opts, nil
+	return pred, lo.ListOptions, nil
 }
 
 // hasSpecFinalizers reports a namespace whose spec.finalizers (the

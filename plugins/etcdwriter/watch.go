@@ -12,13 +12,10 @@ import (
 
 	"go.uber.org/zap"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/apis/meta/internalversion"
-	metavalidation "k8s.io/apimachinery/pkg/apis/meta/internalversion/validation"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	metav1validation "k8s.io/apimachinery/pkg/apis/meta/v1/validation"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/runtime"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/watch"
 
 	"github.com/kpipe/kpipe/internal/api"
@@ -221,8 +218,8 @@ func (b *batchWriter) release() {
 	b.buf = nil
 }
 
-// watchOptions reads the list parameters as list does, applies kube's
-// WatchList defaults and validation, and folds a name from the path or the
+// watchOptions reads the list parameters as list does (with kube's
+// WatchList defaults and validation), and folds a name from the path or the
 // field selector into the predicate.
 func watchOptions(r *http.Request, res *api.Resource, info *request.RequestInfo) (store.Predicate, *metav1.ListOptions, error) {
 	pred, opts, err := listOptions(r, res)
@@ -234,19 +231,6 @@ func watchOptions(r *http.Request, res *api.Resource, info *request.RequestInfo)
 	// them once per event. res is alive while its watches are, so its
 	// address names it.
 	pred.AttrsKey = fmt.Sprintf("resource %p", res)
-	// Only the fields defaulting and validation read.
-	in := internalversion.ListOptions{
-		Watch:                opts.Watch,
-		ResourceVersion:      opts.ResourceVersion,
-		ResourceVersionMatch: opts.ResourceVersionMatch,
-		Continue:             opts.Continue,
-		SendInitialEvents:    opts.SendInitialEvents,
-	}
-	internalversion.SetListOptionsDefaults(&in, true)
-	if errs := metavalidation.ValidateListOptions(&in, true); len(errs) > 0 {
-		return pred, nil, apierrors.NewInvalid(schema.GroupKind{Group: metav1.GroupName, Kind: "ListOptions"}, "", errs)
-	}
-	opts.SendInitialEvents, opts.ResourceVersionMatch = in.SendInitialEvents, in.ResourceVersionMatch
 	if info.Name != "" {
 		if pred.Field != nil && !pred.Field.Empty() {
 			if got, ok := pred.Field.RequiresExactMatch("metadata.name"); !ok || got != info.Name {
