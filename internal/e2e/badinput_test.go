@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -45,10 +46,36 @@ func TestHostileRequests(t *testing.T) {
 		t.Fatalf("big body is %d bytes", len(big))
 	}
 
+	// Bodies for the input checks: a ConfigMap, 40 KiB aliased 100 times (4
+	// MiB as JSON from a 41 KiB body), and 1 KiB aliased ten times over six
+	// levels (1 GiB from 1.6 KiB).
+	const (
+		invalid     = `ListOptions.meta.k8s.io "" is invalid: `
+		unknownType = "the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/vnd.kubernetes.protobuf"
+		expanded    = "Request entity too large: limit is 3145728 for the YAML body with its aliases expanded"
+	)
+	made := cm("made")
+	aliased := func(head string) string {
+		var b strings.Builder
+		b.WriteString(head + "data:\n  k0: &s " + strings.Repeat("x", 40<<10) + "\n")
+		for i := 1; i <= 100; i++ {
+			fmt.Fprintf(&b, "  k%d: *s\n", i)
+		}
+		return b.String()
+	}
+	var laughs strings.Builder
+	laughs.WriteString("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: made}\nbomb:\n  l0: &l0 " + strings.Repeat("x", 1024) + "\n")
+	for i := 1; i <= 6; i++ {
+		fmt.Fprintf(&laughs, "  l%d: &l%d [%s]\n", i, i, strings.TrimSuffix(strings.Repeat(fmt.Sprintf("*l%d,", i-1), 10), ","))
+	}
+	// The pods' kubelet subresources, on a pod that does not exist.
+	pod := "/api/v1/namespaces/" + ns + "/pods/nope"
+	const noMethod = "the server does not allow this method on the requested resource"
+
 	tests := []struct {
 		name        string
 		method      string
-		path        string // after base; may carry a query
+		path        string // after base, or from /api; may carry a query
 		contentType string
 		body        string
 		code        int
@@ -100,10 +127,59 @@ func TestHostileRequests(t *testing.T) {
 			`{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"unk"},"datum":{}}`, 400, metav1.StatusReasonBadRequest,
 			`ConfigMap in version "v1" cannot be handled as a ConfigMap: strict decoding error: unknown field "datum"`},
 		{"bad fieldValidation", "POST", "?fieldValidation=Loud", "application/json", cm("fv"), 422, metav1.StatusReasonInvalid, `fieldValidation: Unsupported value: "Loud"`},
+		{"list: match without resourceVersion", "GET", "?resourceVersionMatch=NotOlderThan", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"},
+		{"list: Exact from 0", "GET", "?resourceVersion=0&resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + `resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`},
+		{"list: sendInitialEvents", "GET", "?sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"},
+		{"list: bogus match", "GET", "?resourceVersion=1&resourceVersionMatch=Bogus", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + `resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""`},
+		{"list: match with continue", "GET", "?resourceVersion=1&resourceVersionMatch=Exact&continue=x", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided"},
+		{"watch: initial events without match", "GET", "?watch=true&sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "resourceVersionMatch: Forbidden: sendInitialEvents requires setting resourceVersionMatch to NotOlderThan"},
+		{"watch: match without initial events", "GET", "?watch=true&resourceVersionMatch=NotOlderThan", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided"},
+		{"deletecollection: match without resourceVersion", "DELETE", "?resourceVersionMatch=NotOlderThan", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"},
+		{"deletecollection: Exact from 0", "DELETE", "?resourceVersion=0&resourceVersionMatch=Exact", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + `resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"`},
+		{"deletecollection: sendInitialEvents", "DELETE", "?sendInitialEvents=true", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + "sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"},
+		{"deletecollection: bogus match", "DELETE", "?resourceVersion=1&resourceVersionMatch=Bogus", "", "", 422, metav1.StatusReasonInvalid,
+			invalid + `resourceVersionMatch: Unsupported value: "Bogus": supported values: "Exact", "NotOlderThan", ""`},
+		{"create: three semicolons", "POST", "", "application/json;;;", made, 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"create: parameter without value", "POST", "", "application/json; charset", made, 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"create: parameter named twice", "POST", "", "application/json; a=1; a=2", made, 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"update: two semicolons", "PUT", "/target", "application/json;;", cm("target"), 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"delete: body of an unknown type", "DELETE", "/target", "text/plain", `{"kind":"DeleteOptions","apiVersion":"v1"}`, 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"delete: malformed type", "DELETE", "/target", "application/json;;", `{"kind":"DeleteOptions","apiVersion":"v1"}`, 415, metav1.StatusReasonUnsupportedMediaType, unknownType},
+		{"create: YAML string aliased past the limit", "POST", "", "application/yaml", aliased("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: made}\n"), 413,
+			metav1.StatusReasonRequestEntityTooLarge, expanded},
+		{"create: YAML billion laughs", "POST", "", "application/yaml", laughs.String(), 413, metav1.StatusReasonRequestEntityTooLarge, expanded},
+		{"update: YAML aliased past the limit", "PUT", "/target", "application/yaml", aliased("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: target}\n"), 413,
+			metav1.StatusReasonRequestEntityTooLarge, expanded},
+		{"apply: aliased past the limit", "PATCH", "/target?fieldManager=t", "application/apply-patch+yaml", aliased("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: target}\n"), 413,
+			metav1.StatusReasonRequestEntityTooLarge, expanded},
+		{"apply: billion laughs", "PATCH", "/target?fieldManager=t", "application/apply-patch+yaml", strings.Replace(laughs.String(), "made", "target", 1), 413,
+			metav1.StatusReasonRequestEntityTooLarge, expanded},
+		{"log of a missing pod", "GET", pod + "/log", "", "", 404, metav1.StatusReasonNotFound, `pods "nope" not found`},
+		{"log by POST", "POST", pod + "/log", "", "", 405, metav1.StatusReasonMethodNotAllowed, noMethod},
+		{"exec by PUT", "PUT", pod + "/exec", "", "", 405, metav1.StatusReasonMethodNotAllowed, noMethod},
+		{"log tailLines not a number", "GET", pod + "/log?tailLines=x", "", "", 400, metav1.StatusReasonBadRequest, `strconv.ParseInt: parsing "x": invalid syntax`},
+		{"log tailLines negative", "GET", pod + "/log?tailLines=-1", "", "", 422, metav1.StatusReasonInvalid,
+			`PodLogOptions "nope" is invalid: tailLines: Invalid value: -1: must be greater than or equal to 0`},
+		{"portforward to a named port", "POST", pod + "/portforward?ports=http", "", "", 400, metav1.StatusReasonBadRequest,
+			`cannot convert to []int32: strconv.ParseUint: parsing "http": invalid syntax`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, err := http.NewRequest(tc.method, base+tc.path, strings.NewReader(tc.body))
+			url := base + tc.path
+			if strings.HasPrefix(tc.path, "/api/") {
+				url = ts.URL() + tc.path
+			}
+			req, err := http.NewRequest(tc.method, url, strings.NewReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -122,6 +198,9 @@ func TestHostileRequests(t *testing.T) {
 			}
 			if resp.StatusCode != tc.code || int(st.Code) != tc.code || st.Reason != tc.reason || !strings.Contains(st.Message, tc.msg) {
 				t.Errorf("got %d %d %s %.300q\nwant %d %s containing %q", resp.StatusCode, st.Code, st.Reason, st.Message, tc.code, tc.reason, tc.msg)
+			}
+			if strings.HasPrefix(tc.msg, invalid) && (st.Details == nil || st.Details.Kind != "ListOptions" || st.Details.Group != "meta.k8s.io" || len(st.Details.Causes) == 0) {
+				t.Errorf("details %+v", st.Details)
 			}
 			t.Logf("%d %s %.200s", st.Code, st.Reason, st.Message)
 			if code, body := e2eutil.Get(t, e2eutil.MustLoopbackClient(t, ts), ts.URL()+"/readyz"); code != http.StatusOK {
