@@ -34,10 +34,12 @@ func LoadOrCreateKey(dir string) (crypto.Signer, bool, error) {
 		}
 		// sa.pub is only sa.key's public half: put it back if it is gone
 		// (a crash between the two writes), as replicas may be given it.
-		if _, err := os.Stat(pubPath); errors.Is(err, os.ErrNotExist) {
-			err = writePublicKey(pubPath, k)
+		if _, statErr := os.Stat(pubPath); errors.Is(statErr, os.ErrNotExist) {
+			if err := writePublicKey(pubPath, k); err != nil {
+				return nil, false, err
+			}
 		}
-		return k, false, err
+		return k, false, nil
 	} else if !errors.Is(err, os.ErrNotExist) {
 		return nil, false, err
 	}

@@ -134,4 +134,3 @@ func setLabel(m *metav1.ObjectMeta, k, v string) {
 	}
 	m.Labels[k] = v
 }
-
