@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"io"
@@ -19,7 +18,6 @@ import (
 	"github.com/kpipe/kpipe/config"
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
 	"github.com/kpipe/kpipe/internal/testserver"
-	"github.com/kpipe/kpipe/plugins/audit"
 )
 
 // A namespace "." or ".." in the path (%2e, %2e%2e) is never cleaned into
@@ -137,7 +135,7 @@ func TestNamespacePathSegments(t *testing.T) {
 
 	// Audit records the namespace as sent too.
 	e2eutil.Eventually(t, 10*time.Second, `alice's refused list in "." in the audit log`, func() bool {
-		for _, ev := range readAudit(t, logPath) {
+		for _, ev := range e2eutil.AuditEvents(t, logPath) {
 			if ev.ImpersonatedUser != nil && ev.ImpersonatedUser.Username == "alice" && ev.Verb == "list" && ev.ObjectRef != nil &&
 				ev.ObjectRef.Resource == "configmaps" && ev.ResponseStatus != nil && ev.ResponseStatus.Code == 403 {
 				if ev.ObjectRef.Namespace != "." {
@@ -175,26 +173,4 @@ func send(t *testing.T, ts *testserver.TestServer, user, method, path, body stri
 	defer resp.Body.Close()
 	raw, _ := io.ReadAll(resp.Body)
 	return resp.StatusCode, raw
-}
-
-func readAudit(t *testing.T, path string) []audit.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var evs []audit.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var ev audit.Event
-		if json.Unmarshal(sc.Bytes(), &ev) == nil {
-			evs = append(evs, ev)
-		}
-	}
-	return evs
 }

@@ -1,9 +1,7 @@
 package accesse2e
 
 import (
-	"bufio"
 	"context"
-	"encoding/json"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -45,30 +43,6 @@ rules:
 - level: Metadata
 `
 
-// auditLog reads the events written so far.
-func auditLog(t *testing.T, path string) []audit.Event {
-	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var evs []audit.Event
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var ev audit.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
-		evs = append(evs, ev)
-	}
-	return evs
-}
-
 // findEvents polls the log for the events match selects, until want
 // says they are all there.
 func findEvents(t *testing.T, path, what string, match func(*audit.Event) bool, stages ...audit.EventStage) map[audit.EventStage]audit.Event {
@@ -76,7 +50,7 @@ func findEvents(t *testing.T, path, what string, match func(*audit.Event) bool, 
 	var got map[audit.EventStage]audit.Event
 	e2eutil.Eventually(t, 10*time.Second, what, func() bool {
 		got = map[audit.EventStage]audit.Event{}
-		for _, ev := range auditLog(t, path) {
+		for _, ev := range e2eutil.AuditEvents(t, path) {
 			if match(&ev) {
 				got[ev.Stage] = ev
 			}
@@ -259,7 +233,7 @@ func TestAudit(t *testing.T) {
 				_, _ = cs.CoreV1().ConfigMaps(ns).Get(ctx, "probe", metav1.GetOptions{})
 			}
 			var last []audit.Event
-			for _, ev := range auditLog(t, logPath) {
+			for _, ev := range e2eutil.AuditEvents(t, logPath) {
 				if ev.ObjectRef != nil && ev.ObjectRef.Name == "probe" && ev.Stage == audit.StageResponseComplete {
 					last = append(last, ev)
 				}

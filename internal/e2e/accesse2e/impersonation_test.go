@@ -2,8 +2,6 @@ package accesse2e
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -41,20 +39,6 @@ func startWithTokens(t *testing.T, tokens string, configure func(*config.Config)
 	}})
 }
 
-// writeTokens writes kube's static token CSV: one "token,user" line each.
-func writeTokens(t *testing.T, users ...string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, u := range users {
-		b.WriteString(u + "-token," + u + ",uid-" + u + "\n")
-	}
-	path := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
 func mustCreate[T any](t *testing.T, what string, f func(context.Context, T, metav1.CreateOptions) (T, error), obj T) {
 	t.Helper()
 	if _, err := f(context.Background(), obj, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
@@ -63,7 +47,7 @@ func mustCreate[T any](t *testing.T, what string, f func(context.Context, T, met
 }
 
 func TestImpersonation(t *testing.T) {
-	ts := startWithTokens(t, writeTokens(t, "bob", "carol"), nil)
+	ts := startWithTokens(t, e2eutil.TokenFile(t, "bob", "carol"), nil)
 	admin := e2eutil.Clientset(t, ts.Config)
 	ctx := context.Background()
 	for _, ns := range []string{"team-a", "team-b"} {

@@ -1,11 +1,9 @@
 package nodetokens
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -157,22 +155,8 @@ func deleteNode(t *testing.T, admin kubernetes.Interface, name string) {
 // TokenRequests of service account sa audited so far.
 func auditedCredentialIDs(t *testing.T, path, sa string) []string {
 	t.Helper()
-	f, err := os.Open(path)
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
 	var ids []string
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		var ev audit.Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			t.Fatalf("audit line %q: %v", sc.Text(), err)
-		}
+	for _, ev := range e2eutil.AuditEvents(t, path) {
 		r := ev.ObjectRef
 		if ev.Stage == audit.StageResponseComplete && r != nil && r.Resource == "serviceaccounts" && r.Subresource == "token" && r.Name == sa {
 			if id, ok := ev.Annotations["authentication.kubernetes.io/issued-credential-id"]; ok {

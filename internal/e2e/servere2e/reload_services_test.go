@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -66,20 +64,6 @@ func (ss *servicesServer) reload(t *testing.T, p []config.Entry) error {
 	t.Helper()
 	ss.next = p
 	return ss.ts.Reload()
-}
-
-// tokenFile writes kube's static token CSV with "<user>-token,<user>,uid-<user>" lines.
-func tokenFile(t *testing.T, users ...string) string {
-	t.Helper()
-	var b strings.Builder
-	for _, u := range users {
-		b.WriteString(u + "-token," + u + ",uid-" + u + "\n")
-	}
-	path := filepath.Join(t.TempDir(), "tokens.csv")
-	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // accessPipeline is the default pipeline with x509 and the token file
@@ -179,7 +163,7 @@ func wantNoAuthorizer(t *testing.T, st authzv1.SubjectAccessReviewStatus) {
 func TestReloadRemovingAuthorizationFailsClosed(t *testing.T) {
 	for _, authorizer := range []string{"always-allow", "rbac"} {
 		t.Run(authorizer, func(t *testing.T) {
-			tokens := tokenFile(t, "alice")
+			tokens := e2eutil.TokenFile(t, "alice")
 			ss := startServices(t, accessPipeline(tokens, []string{authorizer}))
 			if authorizer == "rbac" {
 				ctx := context.Background()
@@ -220,7 +204,7 @@ func TestReloadRemovingAuthorizationFailsClosed(t *testing.T) {
 // authorizer on the serving generation's; the reload that then succeeds
 // swaps both to its own.
 func TestFailedReloadKeepsServingServices(t *testing.T) {
-	aliceTokens, carolTokens := tokenFile(t, "alice"), tokenFile(t, "carol")
+	aliceTokens, carolTokens := e2eutil.TokenFile(t, "alice"), e2eutil.TokenFile(t, "carol")
 	ss := startServices(t, accessPipeline(aliceTokens, []string{"always-allow"}))
 	e2eutil.Eventually(t, 10*time.Second, "alice to impersonate bob", func() bool { return impersonate(t, ss.ts) == nil })
 
