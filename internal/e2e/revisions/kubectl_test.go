@@ -65,6 +65,22 @@ data:
 revision: 1
 `
 
+// A second revision, applied server-side.
+const ssaYAML = `apiVersion: apps/v1
+kind: ControllerRevision
+metadata:
+  name: web-2
+  namespace: rev-demo
+data:
+  spec:
+    template:
+      spec:
+        containers:
+        - name: nginx
+          image: nginx:1.28
+revision: 2
+`
+
 // The kubectl workflow: apply, get with kube's columns, describe (kubectl
 // has its own describer for neither kind, so prints the object),
 // explain, api-resources, a 422, delete.
@@ -78,7 +94,7 @@ func TestKubectlRevisionsAndPodTemplates(t *testing.T) {
 		}
 		return f
 	}
-	manifest, changed := write("manifest.yaml", manifestYAML), write("changed.yaml", changedYAML)
+	manifest, changed, ssa := write("manifest.yaml", manifestYAML), write("changed.yaml", changedYAML), write("ssa.yaml", ssaYAML)
 
 	ns := []string{"-n", "rev-demo"}
 	steps := []struct {
@@ -105,6 +121,10 @@ func TestKubectlRevisionsAndPodTemplates(t *testing.T) {
 		// fields in a RawExtension, against kube too), so replace it.
 		{args: []string{"replace", "-f", changed}, wantErr: true, want: []string{
 			`The ControllerRevision "web-6b9c8d7f5" is invalid: data: Invalid value: {"spec":{"replicas":3}}: field is immutable`}},
+		{args: []string{"apply", "--server-side", "-f", ssa}, want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
+		{args: []string{"apply", "--server-side", "-f", ssa}, want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
+		{args: append(ns, "get", "controllerrevision", "web-2", "-o", "jsonpath={.revision} {.data.spec.template.spec.containers[0].image}"), want: []string{"2 nginx:1.28"}},
+		{args: append(ns, "delete", "controllerrevision", "web-2"), want: []string{`controllerrevision.apps "web-2" deleted`}},
 		{args: append(ns, "delete", "-f", manifest), want: []string{`controllerrevision.apps "web-6b9c8d7f5" deleted`, `podtemplate "web" deleted`}},
 		{args: append(ns, "get", "controllerrevisions,podtemplates"), want: []string{"No resources found in rev-demo namespace."}},
 	}
