@@ -93,6 +93,8 @@ func Resources(o Options) []*Resource {
 			FieldAttrs: func(obj runtime.Object) fields.Set {
 				return fields.Set{"spec.unschedulable": strconv.FormatBool(obj.(*corev1.Node).Spec.Unschedulable)}
 			}},
+		{GroupVersion: coreV1, Name: "podtemplates", ReturnDeletedObject: true, SingularName: "podtemplate", Kind: "PodTemplate", Namespaced: true,
+			Verbs: allVerbs, Strategy: newPodTemplateStrategy()},
 		{GroupVersion: coreV1, Name: "limitranges", SingularName: "limitrange", Kind: "LimitRange", Namespaced: true, ShortNames: []string{"limits"},
 			Verbs: allVerbs, Strategy: plain},
 		{GroupVersion: coreV1, Name: "resourcequotas", ReturnDeletedObject: true, SingularName: "resourcequota", Kind: "ResourceQuota", Namespaced: true, ShortNames: []string{"quota"},
@@ -115,6 +117,8 @@ func Resources(o Options) []*Resource {
 			Verbs: allVerbs, Subresources: subs(status(appsV1, "StatefulSet"), scale), Strategy: statefulSetStrategy},
 		{GroupVersion: appsV1, Name: "daemonsets", SingularName: "daemonset", Kind: "DaemonSet", Namespaced: true, ShortNames: []string{"ds"}, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(appsV1, "DaemonSet")), Strategy: daemonSetStrategy},
+		{GroupVersion: appsV1, Name: "controllerrevisions", SingularName: "controllerrevision", Kind: "ControllerRevision", Namespaced: true,
+			Verbs: allVerbs, Strategy: plain},
 
 		{GroupVersion: batchV1, Name: "jobs", SingularName: "job", Kind: "Job", Namespaced: true, Categories: []string{"all"},
 			Verbs: allVerbs, Subresources: subs(status(batchV1, "Job")), Strategy: newJobStrategy(), FieldAttrs: jobFields},

@@ -2,15 +2,26 @@ package tables
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime/schema"
 )
 
 func init() {
+	register("apps", "controllerrevisions", typed([]metav1.TableColumnDefinition{
+		nameColumn,
+		{Name: "Controller", Type: "string", Description: "Controller of the object"},
+		{Name: "Revision", Type: "string", Description: appsv1.ControllerRevision{}.SwaggerDoc()["revision"]},
+		ageColumn,
+	}, func(r *appsv1.ControllerRevision, now time.Time) metav1.TableRow {
+		return metav1.TableRow{Cells: []any{r.Name, controllerName(r), r.Revision, age(r.CreationTimestamp, now)}}
+	}))
+
 	register("apps", "deployments", typed([]metav1.TableColumnDefinition{
 		nameColumn,
 		{Name: "Ready", Type: "string", Description: "Number of the pod with ready state"},
@@ -95,4 +106,20 @@ func deploymentRow(d *appsv1.Deployment, now time.Time) metav1.TableRow {
 		age(d.CreationTimestamp, now),
 		names, images, selector,
 	}}
+}
+
+// controllerName is kube's CONTROLLER cell: "<kind>.<group>/<name>" in
+// lower case for the controller owner, "<none>" without one. Validation
+// keeps an owner's apiVersion parseable.
+func controllerName(obj metav1.Object) string {
+	ref := metav1.GetControllerOfNoCopy(obj)
+	if ref == nil {
+		return "<none>"
+	}
+	gv, _ := schema.ParseGroupVersion(ref.APIVersion)
+	gk := gv.WithKind(ref.Kind).GroupKind()
+	if gk.Empty() {
+		return ref.Name
+	}
+	return strings.ToLower(gk.String()) + "/" + ref.Name
 }

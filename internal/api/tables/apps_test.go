@@ -86,3 +86,26 @@ func TestDaemonSetRows(t *testing.T) {
 		{name: "no node selector", obj: &appsv1.DaemonSet{ObjectMeta: om("kube-system", "agent")}, want: []any{"agent", int64(0), int64(0), int64(0), int64(0), int64(0), "<none>", "10m", "", "", "<none>"}},
 	})
 }
+
+func TestControllerRevisionRows(t *testing.T) {
+	owned := func(refs ...metav1.OwnerReference) metav1.ObjectMeta {
+		m := om("default", "web-5d8f")
+		m.OwnerReferences = refs
+		return m
+	}
+	yes := ptr(true)
+	runRows(t, schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, []rowCase{
+		{name: "no owner", obj: &appsv1.ControllerRevision{ObjectMeta: om("default", "web-5d8f"), Revision: 2},
+			want: []any{"web-5d8f", "<none>", int64(2), "10m"}},
+		{name: "statefulset controller", obj: &appsv1.ControllerRevision{Revision: 1, ObjectMeta: owned(
+			metav1.OwnerReference{APIVersion: "v1", Kind: "ConfigMap", Name: "other"},
+			metav1.OwnerReference{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "web", Controller: yes})},
+			want: []any{"web-5d8f", "statefulset.apps/web", int64(1), "10m"}},
+		{name: "core controller", obj: &appsv1.ControllerRevision{ObjectMeta: owned(
+			metav1.OwnerReference{APIVersion: "v1", Kind: "Pod", Name: "p", Controller: yes})},
+			want: []any{"web-5d8f", "pod/p", int64(0), "10m"}},
+		{name: "owner that is no controller", obj: &appsv1.ControllerRevision{Revision: 3, ObjectMeta: owned(
+			metav1.OwnerReference{APIVersion: "apps/v1", Kind: "DaemonSet", Name: "ds"})},
+			want: []any{"web-5d8f", "<none>", int64(3), "10m"}},
+	})
+}

@@ -45,6 +45,7 @@ func TestColumns(t *testing.T) {
 		{"replicasets", schema.GroupResource{Group: "apps", Resource: "replicasets"}, "NAME DESIRED CURRENT READY AGE +CONTAINERS +IMAGES +SELECTOR"},
 		{"statefulsets", schema.GroupResource{Group: "apps", Resource: "statefulsets"}, "NAME READY AGE +CONTAINERS +IMAGES"},
 		{"daemonsets", schema.GroupResource{Group: "apps", Resource: "daemonsets"}, "NAME DESIRED CURRENT READY UP-TO-DATE AVAILABLE NODE SELECTOR AGE +CONTAINERS +IMAGES +SELECTOR"},
+		{"controllerrevisions", schema.GroupResource{Group: "apps", Resource: "controllerrevisions"}, "NAME CONTROLLER REVISION AGE"},
 		{"leases", schema.GroupResource{Group: "coordination.k8s.io", Resource: "leases"}, "NAME HOLDER AGE"},
 		{"endpointslices", schema.GroupResource{Group: "discovery.k8s.io", Resource: "endpointslices"}, "NAME ADDRESSTYPE PORTS ENDPOINTS AGE"},
 		{"rolebindings", schema.GroupResource{Group: "rbac.authorization.k8s.io", Resource: "rolebindings"}, "NAME ROLE AGE +USERS +GROUPS +SERVICEACCOUNTS"},
