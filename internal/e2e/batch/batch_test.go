@@ -65,59 +65,49 @@ func TestKubectlJobsAndCronJobs(t *testing.T) {
 	os.WriteFile(cjFile, []byte(cronJobYAML), 0o600)
 
 	ns := []string{"-n", "batch-demo"}
-	steps := []struct {
-		args    []string
-		want    []string
-		wantErr bool
-	}{
-		{args: []string{"create", "namespace", "batch-demo"}, want: []string{"namespace/batch-demo created"}},
-		{args: []string{"apply", "-f", jobFile}, want: []string{"job.batch/pi created"}},
-		{args: []string{"apply", "-f", cjFile}, want: []string{"cronjob.batch/hello created"}},
-		{args: []string{"apply", "-f", jobFile}, want: []string{"job.batch/pi unchanged"}},
-		{args: []string{"apply", "-f", cjFile}, want: []string{"cronjob.batch/hello unchanged"}},
-		{args: append(ns, "get", "jobs,cronjobs"), want: []string{
+	steps := []e2eutil.KubectlStep{
+		{Args: []string{"create", "namespace", "batch-demo"}, Want: []string{"namespace/batch-demo created"}},
+		{Args: []string{"apply", "-f", jobFile}, Want: []string{"job.batch/pi created"}},
+		{Args: []string{"apply", "-f", cjFile}, Want: []string{"cronjob.batch/hello created"}},
+		{Args: []string{"apply", "-f", jobFile}, Want: []string{"job.batch/pi unchanged"}},
+		{Args: []string{"apply", "-f", cjFile}, Want: []string{"cronjob.batch/hello unchanged"}},
+		{Args: append(ns, "get", "jobs,cronjobs"), Want: []string{
 			"NAME", "STATUS", "COMPLETIONS", "DURATION", "AGE", "job.batch/pi", "Running", "0/1",
 			"SCHEDULE", "TIMEZONE", "SUSPEND", "ACTIVE", "LAST SCHEDULE", "cronjob.batch/hello", "*/5 * * * *", "<none>", "False",
 		}},
-		{args: append(ns, "get", "jobs", "-o", "wide"), want: []string{"CONTAINERS", "IMAGES", "SELECTOR", "perl:5.34.0", "batch.kubernetes.io/controller-uid="}},
-		{args: append(ns, "get", "cj", "-o", "wide"), want: []string{"hello", "busybox:1.28", "SELECTOR"}},
-		{args: append(ns, "get", "job", "pi", "-o", "jsonpath={.spec.selector.matchLabels} {.spec.template.metadata.labels} {.spec.completions}/{.spec.parallelism} {.metadata.generation}"),
-			want: []string{`"batch.kubernetes.io/controller-uid":`, `"batch.kubernetes.io/job-name":"pi"`, `"job-name":"pi"`, `"controller-uid":`, " 1/1 1"}},
-		{args: append(ns, "get", "cronjob", "hello", "-o", "jsonpath={.spec.successfulJobsHistoryLimit} {.spec.failedJobsHistoryLimit} {.spec.concurrencyPolicy} {.spec.suspend}"),
-			want: []string{"3 1 Allow false"}},
-		{args: append(ns, "describe", "job", "pi"), want: []string{"Name:", "pi", "Selector:", "batch.kubernetes.io/controller-uid=", "Parallelism:", "Completions:", "Pods Statuses:", "0 Active", "perl:5.34.0"}},
-		{args: append(ns, "describe", "cronjob", "hello"), want: []string{"Name:", "hello", "Schedule:", "*/5 * * * *", "Concurrency Policy:", "Allow", "busybox:1.28"}},
-		{args: []string{"apply", "--server-side", "-f", cjFile}, want: []string{"cronjob.batch/hello serverside-applied"}},
-		{args: []string{"apply", "--server-side", "-f", jobFile}, want: []string{"job.batch/pi serverside-applied"}},
-		{args: append(ns, "create", "job", "manual-1", "--from=cronjob/hello"), want: []string{"job.batch/manual-1 created"}},
-		{args: append(ns, "get", "job", "manual-1", "-o", "jsonpath={.metadata.annotations} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.spec.template.spec.restartPolicy}"),
-			want: []string{`"cronjob.kubernetes.io/instantiate":"manual"`, "CronJob/hello", "OnFailure"}},
-		{args: append(ns, "create", "job", "once", "--image=busybox", "--", "echo", "hi"), want: []string{"job.batch/once created"}},
-		{args: append(ns, "create", "job", "dry", "--image=busybox", "--dry-run=server", "-o", "yaml"),
-			want: []string{"kind: Job", "name: dry", "batch.kubernetes.io/controller-uid:", "job-name: dry", "restartPolicy: Never"}},
-		{args: append(ns, "get", "job", "dry"), wantErr: true, want: []string{`jobs.batch "dry" not found`}},
-		{args: append(ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=@hourly", "--", "date"), want: []string{"cronjob.batch/tick created"}},
-		{args: append(ns, "create", "cronjob", "bad", "--image=busybox", "--schedule=61 * * * *"), wantErr: true,
-			want: []string{`error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`}},
-		{args: append(ns, "patch", "cronjob", "tick", "-p", `{"spec":{"suspend":true}}`), want: []string{"cronjob.batch/tick patched"}},
-		{args: append(ns, "get", "cronjob", "tick"), want: []string{"tick", "@hourly", "True"}},
-		{args: append(ns, "set", "image", "job/once", "once=busybox:2"), wantErr: true,
-			want: []string{`error: failed to patch image update to pod template: Job.batch "once" is invalid: spec.template: Invalid value: {"labels":{`, `"Image":"busybox:2"`, "}}: field is immutable"}},
-		{args: append(ns, "get", "all"), want: []string{"job.batch/pi", "job.batch/once", "job.batch/manual-1", "cronjob.batch/hello", "cronjob.batch/tick"}},
-		{args: []string{"api-resources", "--api-group=batch"}, want: []string{"jobs", "cronjobs", "cj", "batch/v1", "Job", "CronJob"}},
-		{args: []string{"explain", "job.spec"}, want: []string{"KIND:", "Job", "FIELD: spec <JobSpec>", "backoffLimit", "completions", "template"}},
-		{args: []string{"explain", "cronjob.spec.schedule"}, want: []string{"KIND:", "CronJob", "FIELD: schedule <string>", "Cron format"}},
-		{args: append(ns, "delete", "job", "pi"), want: []string{`job.batch "pi" deleted`}},
-		{args: append(ns, "delete", "-f", cjFile), want: []string{`cronjob.batch "hello" deleted`}},
-		{args: append(ns, "get", "jobs,cronjobs", "-o", "name"), want: []string{"job.batch/manual-1", "job.batch/once", "cronjob.batch/tick"}},
+		{Args: append(ns, "get", "jobs", "-o", "wide"), Want: []string{"CONTAINERS", "IMAGES", "SELECTOR", "perl:5.34.0", "batch.kubernetes.io/controller-uid="}},
+		{Args: append(ns, "get", "cj", "-o", "wide"), Want: []string{"hello", "busybox:1.28", "SELECTOR"}},
+		{Args: append(ns, "get", "job", "pi", "-o", "jsonpath={.spec.selector.matchLabels} {.spec.template.metadata.labels} {.spec.completions}/{.spec.parallelism} {.metadata.generation}"),
+			Want: []string{`"batch.kubernetes.io/controller-uid":`, `"batch.kubernetes.io/job-name":"pi"`, `"job-name":"pi"`, `"controller-uid":`, " 1/1 1"}},
+		{Args: append(ns, "get", "cronjob", "hello", "-o", "jsonpath={.spec.successfulJobsHistoryLimit} {.spec.failedJobsHistoryLimit} {.spec.concurrencyPolicy} {.spec.suspend}"),
+			Want: []string{"3 1 Allow false"}},
+		{Args: append(ns, "describe", "job", "pi"), Want: []string{"Name:", "pi", "Selector:", "batch.kubernetes.io/controller-uid=", "Parallelism:", "Completions:", "Pods Statuses:", "0 Active", "perl:5.34.0"}},
+		{Args: append(ns, "describe", "cronjob", "hello"), Want: []string{"Name:", "hello", "Schedule:", "*/5 * * * *", "Concurrency Policy:", "Allow", "busybox:1.28"}},
+		{Args: []string{"apply", "--server-side", "-f", cjFile}, Want: []string{"cronjob.batch/hello serverside-applied"}},
+		{Args: []string{"apply", "--server-side", "-f", jobFile}, Want: []string{"job.batch/pi serverside-applied"}},
+		{Args: append(ns, "create", "job", "manual-1", "--from=cronjob/hello"), Want: []string{"job.batch/manual-1 created"}},
+		{Args: append(ns, "get", "job", "manual-1", "-o", "jsonpath={.metadata.annotations} {.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name} {.spec.template.spec.restartPolicy}"),
+			Want: []string{`"cronjob.kubernetes.io/instantiate":"manual"`, "CronJob/hello", "OnFailure"}},
+		{Args: append(ns, "create", "job", "once", "--image=busybox", "--", "echo", "hi"), Want: []string{"job.batch/once created"}},
+		{Args: append(ns, "create", "job", "dry", "--image=busybox", "--dry-run=server", "-o", "yaml"),
+			Want: []string{"kind: Job", "name: dry", "batch.kubernetes.io/controller-uid:", "job-name: dry", "restartPolicy: Never"}},
+		{Args: append(ns, "get", "job", "dry"), WantErr: true, Want: []string{`jobs.batch "dry" not found`}},
+		{Args: append(ns, "create", "cronjob", "tick", "--image=busybox", "--schedule=@hourly", "--", "date"), Want: []string{"cronjob.batch/tick created"}},
+		{Args: append(ns, "create", "cronjob", "bad", "--image=busybox", "--schedule=61 * * * *"), WantErr: true,
+			Want: []string{`error: failed to create cronjob: CronJob.batch "bad" is invalid: spec.schedule: Invalid value: "61 * * * *": end of range (61) above maximum (59): 61`}},
+		{Args: append(ns, "patch", "cronjob", "tick", "-p", `{"spec":{"suspend":true}}`), Want: []string{"cronjob.batch/tick patched"}},
+		{Args: append(ns, "get", "cronjob", "tick"), Want: []string{"tick", "@hourly", "True"}},
+		{Args: append(ns, "set", "image", "job/once", "once=busybox:2"), WantErr: true,
+			Want: []string{`error: failed to patch image update to pod template: Job.batch "once" is invalid: spec.template: Invalid value: {"labels":{`, `"Image":"busybox:2"`, "}}: field is immutable"}},
+		{Args: append(ns, "get", "all"), Want: []string{"job.batch/pi", "job.batch/once", "job.batch/manual-1", "cronjob.batch/hello", "cronjob.batch/tick"}},
+		{Args: []string{"api-resources", "--api-group=batch"}, Want: []string{"jobs", "cronjobs", "cj", "batch/v1", "Job", "CronJob"}},
+		{Args: []string{"explain", "job.spec"}, Want: []string{"KIND:", "Job", "FIELD: spec <JobSpec>", "backoffLimit", "completions", "template"}},
+		{Args: []string{"explain", "cronjob.spec.schedule"}, Want: []string{"KIND:", "CronJob", "FIELD: schedule <string>", "Cron format"}},
+		{Args: append(ns, "delete", "job", "pi"), Want: []string{`job.batch "pi" deleted`}},
+		{Args: append(ns, "delete", "-f", cjFile), Want: []string{`cronjob.batch "hello" deleted`}},
+		{Args: append(ns, "get", "jobs,cronjobs", "-o", "name"), Want: []string{"job.batch/manual-1", "job.batch/once", "cronjob.batch/tick"}},
 	}
-	for _, s := range steps {
-		out, err := e2eutil.Kubectl(t, ts, s.args...)
-		if (err != nil) != s.wantErr {
-			t.Fatalf("kubectl %s: err=%v (want error: %v)\n%s", strings.Join(s.args, " "), err, s.wantErr, out)
-		}
-		e2eutil.MustContain(t, "kubectl "+strings.Join(s.args, " "), out, s.want...)
-	}
+	e2eutil.KubectlSteps(t, ts, steps)
 	out, _ := e2eutil.Kubectl(t, ts, append(ns, "get", "jobs,cronjobs", "-o", "name")...)
 	for _, gone := range []string{"job.batch/pi\n", "cronjob.batch/hello\n"} {
 		if strings.Contains(out, gone) {

@@ -25,7 +25,22 @@ func Kubectl(t *testing.T, ts *testserver.TestServer, args ...string) (string, e
 // Get fetches url with c and returns status and body.
 func Get(t *testing.T, c *http.Client, url string) (int, string) {
 	t.Helper()
-	resp, err := c.Get(url)
+	resp, body := GetAs(t, c, url, "")
+	return resp.StatusCode, string(body)
+}
+
+// GetAs fetches url with c asking for accept (none when empty) and returns
+// the response, its body already read and closed.
+func GetAs(t *testing.T, c *http.Client, url, accept string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	resp, err := c.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s: %v", url, err)
 	}
@@ -34,7 +49,7 @@ func Get(t *testing.T, c *http.Client, url string) (int, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return resp.StatusCode, string(b)
+	return resp, b
 }
 
 // MustContain reports an error for each of subs that s, named what, lacks.
@@ -68,4 +83,26 @@ func MustLoopbackClient(t *testing.T, ts *testserver.TestServer) *http.Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// KubectlStep is one kubectl run, the text its output must hold and
+// whether it must fail.
+type KubectlStep struct {
+	Args    []string
+	Want    []string
+	WantErr bool
+}
+
+// KubectlSteps runs steps in order against ts, stopping at the first run
+// whose failure is not as the step says.
+func KubectlSteps(t *testing.T, ts *testserver.TestServer, steps []KubectlStep) {
+	t.Helper()
+	for _, s := range steps {
+		what := "kubectl " + strings.Join(s.Args, " ")
+		out, err := Kubectl(t, ts, s.Args...)
+		if (err != nil) != s.WantErr {
+			t.Fatalf("%s: err=%v (want error: %v)\n%s", what, err, s.WantErr, out)
+		}
+		MustContain(t, what, out, s.Want...)
+	}
 }

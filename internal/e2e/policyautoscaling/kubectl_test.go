@@ -98,19 +98,15 @@ func TestKubectlPDBAndHPA(t *testing.T) {
 	chart, bare, bad := write("chart.yaml", chartYAML), write("bare.yaml", bareHPAYAML), write("bad.yaml", badHPAYAML)
 
 	ns := []string{"-n", "pa-demo"}
-	steps := []struct {
-		args    []string
-		want    []string
-		wantErr bool
-	}{
-		{args: []string{"create", "namespace", "pa-demo"}, want: []string{"namespace/pa-demo created"}},
-		{args: []string{"apply", "-f", chart}, want: []string{"poddisruptionbudget.policy/web created", "horizontalpodautoscaler.autoscaling/web created"}},
+	steps := []e2eutil.KubectlStep{
+		{Args: []string{"create", "namespace", "pa-demo"}, Want: []string{"namespace/pa-demo created"}},
+		{Args: []string{"apply", "-f", chart}, Want: []string{"poddisruptionbudget.policy/web created", "horizontalpodautoscaler.autoscaling/web created"}},
 		// A PDB's selector has patch strategy "replace": kubectl always
 		// sends it, and says "configured", against kube as here.
-		{args: []string{"apply", "-f", chart}, want: []string{"poddisruptionbudget.policy/web configured", "horizontalpodautoscaler.autoscaling/web unchanged"}},
-		{args: []string{"apply", "-f", bare}, want: []string{"horizontalpodautoscaler.autoscaling/bare created"}},
-		{args: append(ns, "create", "pdb", "db", "--selector=app=db", "--min-available=50%"), want: []string{"poddisruptionbudget.policy/db created"}},
-		{args: append(ns, "get", "pdb,hpa"), want: []string{
+		{Args: []string{"apply", "-f", chart}, Want: []string{"poddisruptionbudget.policy/web configured", "horizontalpodautoscaler.autoscaling/web unchanged"}},
+		{Args: []string{"apply", "-f", bare}, Want: []string{"horizontalpodautoscaler.autoscaling/bare created"}},
+		{Args: append(ns, "create", "pdb", "db", "--selector=app=db", "--min-available=50%"), Want: []string{"poddisruptionbudget.policy/db created"}},
+		{Args: append(ns, "get", "pdb,hpa"), Want: []string{
 			"NAME", "MIN AVAILABLE", "MAX UNAVAILABLE", "ALLOWED DISRUPTIONS", "AGE",
 			"poddisruptionbudget.policy/db", "50%", "N/A",
 			"poddisruptionbudget.policy/web", "N/A",
@@ -118,37 +114,31 @@ func TestKubectlPDBAndHPA(t *testing.T) {
 			"horizontalpodautoscaler.autoscaling/bare", "Deployment/web", "cpu: <unknown>/80%",
 			"horizontalpodautoscaler.autoscaling/web", "cpu: <unknown>/60%, memory: <unknown>/500Mi", "10",
 		}},
-		{args: append(ns, "get", "all"), want: []string{"horizontalpodautoscaler.autoscaling/bare", "horizontalpodautoscaler.autoscaling/web"}},
-		{args: append(ns, "get", "hpa", "bare", "-o", "jsonpath={.metadata.generation} {.spec.minReplicas} {.spec.metrics[0].resource.target.averageUtilization} "+
+		{Args: append(ns, "get", "all"), Want: []string{"horizontalpodautoscaler.autoscaling/bare", "horizontalpodautoscaler.autoscaling/web"}},
+		{Args: append(ns, "get", "hpa", "bare", "-o", "jsonpath={.metadata.generation} {.spec.minReplicas} {.spec.metrics[0].resource.target.averageUtilization} "+
 			"{.spec.behavior.scaleUp.stabilizationWindowSeconds} {.spec.behavior.scaleUp.selectPolicy} {.spec.behavior.scaleUp.policies[0].type}/{.spec.behavior.scaleUp.policies[0].value}/{.spec.behavior.scaleUp.policies[0].periodSeconds} "+
 			"{.spec.behavior.scaleDown.stabilizationWindowSeconds} {.spec.behavior.scaleDown.policies[0].type}/{.spec.behavior.scaleDown.policies[0].value}"),
-			want: []string{"1 1 80 0 Max Pods/4/15 120 Percent/100"}},
-		{args: append(ns, "get", "pdb", "web", "-o", "jsonpath={.metadata.generation} {.spec.maxUnavailable} [{.spec.unhealthyPodEvictionPolicy}]"), want: []string{"1 1 []"}},
-		{args: append(ns, "describe", "hpa", "web"), want: []string{"Name:", "web", "Reference:", "Deployment/web", "Min replicas:", "2", "Max replicas:", "10", "resource cpu on pods", "60%"}},
-		{args: append(ns, "describe", "pdb", "db"), want: []string{"Name:", "db", "Min available:", "50%", "Selector:", "app=db", "Allowed disruptions:", "0"}},
-		{args: []string{"api-resources", "--api-group=policy"}, want: []string{"poddisruptionbudgets", "pdb", "policy/v1", "true", "PodDisruptionBudget"}},
-		{args: []string{"api-resources", "--api-group=autoscaling"}, want: []string{"horizontalpodautoscalers", "hpa", "autoscaling/v2", "HorizontalPodAutoscaler"}},
-		{args: []string{"explain", "pdb.spec"}, want: []string{"KIND:", "PodDisruptionBudget", "VERSION:", "v1", "maxUnavailable", "unhealthyPodEvictionPolicy"}},
-		{args: []string{"explain", "hpa.spec.behavior"}, want: []string{"KIND:", "HorizontalPodAutoscaler", "VERSION:", "v2", "scaleDown", "scaleUp"}},
-		{args: []string{"apply", "-f", bad}, wantErr: true, want: []string{
+			Want: []string{"1 1 80 0 Max Pods/4/15 120 Percent/100"}},
+		{Args: append(ns, "get", "pdb", "web", "-o", "jsonpath={.metadata.generation} {.spec.maxUnavailable} [{.spec.unhealthyPodEvictionPolicy}]"), Want: []string{"1 1 []"}},
+		{Args: append(ns, "describe", "hpa", "web"), Want: []string{"Name:", "web", "Reference:", "Deployment/web", "Min replicas:", "2", "Max replicas:", "10", "resource cpu on pods", "60%"}},
+		{Args: append(ns, "describe", "pdb", "db"), Want: []string{"Name:", "db", "Min available:", "50%", "Selector:", "app=db", "Allowed disruptions:", "0"}},
+		{Args: []string{"api-resources", "--api-group=policy"}, Want: []string{"poddisruptionbudgets", "pdb", "policy/v1", "true", "PodDisruptionBudget"}},
+		{Args: []string{"api-resources", "--api-group=autoscaling"}, Want: []string{"horizontalpodautoscalers", "hpa", "autoscaling/v2", "HorizontalPodAutoscaler"}},
+		{Args: []string{"explain", "pdb.spec"}, Want: []string{"KIND:", "PodDisruptionBudget", "VERSION:", "v1", "maxUnavailable", "unhealthyPodEvictionPolicy"}},
+		{Args: []string{"explain", "hpa.spec.behavior"}, Want: []string{"KIND:", "HorizontalPodAutoscaler", "VERSION:", "v2", "scaleDown", "scaleUp"}},
+		{Args: []string{"apply", "-f", bad}, WantErr: true, Want: []string{
 			`The HorizontalPodAutoscaler "bad" is invalid: `,
 			"spec.maxReplicas: Invalid value: 2: must be greater than or equal to `minReplicas`",
 			`spec.scaleTargetRef.apiVersion: Invalid value: "": apiVersion must specify API group`}},
-		{args: append(ns, "create", "pdb", "both", "--selector=app=x", "--min-available=1", "--max-unavailable=1"), wantErr: true,
-			want: []string{"error: min-available and max-unavailable cannot be both specified"}},
-		{args: append(ns, "create", "pdb", "over", "--selector=app=x", "--min-available=150%"), wantErr: true,
-			want: []string{`PodDisruptionBudget.policy "over" is invalid: spec.minAvailable: Invalid value: "150%": must not be greater than 100%`}},
-		{args: append(ns, "delete", "-f", chart), want: []string{`poddisruptionbudget.policy "web" deleted`, `horizontalpodautoscaler.autoscaling "web" deleted`}},
-		{args: append(ns, "delete", "pdb", "db"), want: []string{`poddisruptionbudget.policy "db" deleted`}},
-		{args: append(ns, "get", "pdb,hpa", "-o", "name"), want: []string{"horizontalpodautoscaler.autoscaling/bare"}},
+		{Args: append(ns, "create", "pdb", "both", "--selector=app=x", "--min-available=1", "--max-unavailable=1"), WantErr: true,
+			Want: []string{"error: min-available and max-unavailable cannot be both specified"}},
+		{Args: append(ns, "create", "pdb", "over", "--selector=app=x", "--min-available=150%"), WantErr: true,
+			Want: []string{`PodDisruptionBudget.policy "over" is invalid: spec.minAvailable: Invalid value: "150%": must not be greater than 100%`}},
+		{Args: append(ns, "delete", "-f", chart), Want: []string{`poddisruptionbudget.policy "web" deleted`, `horizontalpodautoscaler.autoscaling "web" deleted`}},
+		{Args: append(ns, "delete", "pdb", "db"), Want: []string{`poddisruptionbudget.policy "db" deleted`}},
+		{Args: append(ns, "get", "pdb,hpa", "-o", "name"), Want: []string{"horizontalpodautoscaler.autoscaling/bare"}},
 	}
-	for _, s := range steps {
-		out, err := e2eutil.Kubectl(t, ts, s.args...)
-		if (err != nil) != s.wantErr {
-			t.Fatalf("kubectl %s: err=%v (want error: %v)\n%s", strings.Join(s.args, " "), err, s.wantErr, out)
-		}
-		e2eutil.MustContain(t, "kubectl "+strings.Join(s.args, " "), out, s.want...)
-	}
+	e2eutil.KubectlSteps(t, ts, steps)
 	out, _ := e2eutil.Kubectl(t, ts, append(ns, "get", "pdb,hpa", "-o", "name")...)
 	if strings.Contains(out, "/web\n") || strings.Contains(out, "/db\n") {
 		t.Errorf("deleted objects are still listed:\n%s", out)

@@ -1,7 +1,6 @@
 package revisions
 
 import (
-	"io"
 	"net/http"
 	"slices"
 	"testing"
@@ -44,19 +43,9 @@ func TestDiscoveryAndOpenAPI(t *testing.T) {
 
 	c := ts.HTTPClient(t)
 	get := func(path, accept string) string {
-		req, err := http.NewRequest(http.MethodGet, ts.URL()+path, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", accept)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("GET %s: %d %v", path, resp.StatusCode, err)
+		resp, b := e2eutil.GetAs(t, c, ts.URL()+path, accept)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %d", path, resp.StatusCode)
 		}
 		return string(b)
 	}

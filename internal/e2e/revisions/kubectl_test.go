@@ -3,7 +3,6 @@ package revisions
 import (
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/kpipe/kpipe/internal/e2e/e2eutil"
@@ -97,42 +96,32 @@ func TestKubectlRevisionsAndPodTemplates(t *testing.T) {
 	manifest, changed, ssa := write("manifest.yaml", manifestYAML), write("changed.yaml", changedYAML), write("ssa.yaml", ssaYAML)
 
 	ns := []string{"-n", "rev-demo"}
-	steps := []struct {
-		args    []string
-		want    []string
-		wantErr bool
-	}{
-		{args: []string{"create", "namespace", "rev-demo"}, want: []string{"namespace/rev-demo created"}},
-		{args: []string{"apply", "-f", manifest}, want: []string{"controllerrevision.apps/web-6b9c8d7f5 created", "podtemplate/web created"}},
-		{args: []string{"apply", "-f", manifest}, want: []string{"controllerrevision.apps/web-6b9c8d7f5 unchanged", "podtemplate/web unchanged"}},
-		{args: append(ns, "get", "controllerrevisions"), want: []string{"NAME", "CONTROLLER", "REVISION", "AGE", "web-6b9c8d7f5", "statefulset.apps/web", "1"}},
-		{args: append(ns, "get", "podtemplates"), want: []string{"NAME", "CONTAINERS", "IMAGES", "POD LABELS", "web", "nginx,exporter", "nginx:1.27,nginx/exporter:1.4", "app=web"}},
-		{args: append(ns, "get", "podtemplate", "web", "-o", "jsonpath={.metadata.generation} {.template.spec.restartPolicy} {.template.spec.containers[0].imagePullPolicy}"),
-			want: []string{"1 Always IfNotPresent"}},
-		{args: append(ns, "get", "controllerrevision", "web-6b9c8d7f5", "-o", "jsonpath={.data.spec.template.spec.containers[0].image}"), want: []string{"nginx:1.27"}},
-		{args: append(ns, "get", "controllerrevision", "web-6b9c8d7f5", "-o", "yaml"), want: []string{"kind: ControllerRevision", "revision: 1", "image: nginx:1.27"}},
-		{args: append(ns, "describe", "controllerrevision", "web-6b9c8d7f5"), want: []string{"Name:", "web-6b9c8d7f5", "Namespace:", "rev-demo", "Revision:", "1"}},
-		{args: append(ns, "describe", "podtemplate", "web"), want: []string{"Name:", "web", "Kind:", "PodTemplate", "Template:", "Image:", "nginx:1.27"}},
-		{args: []string{"api-resources", "--api-group=apps"}, want: []string{"controllerrevisions", "apps/v1", "ControllerRevision"}},
-		{args: []string{"api-resources", "--api-group="}, want: []string{"podtemplates", "PodTemplate"}},
-		{args: []string{"explain", "controllerrevision.data"}, want: []string{"GROUP:", "apps", "KIND:", "ControllerRevision", "VERSION:", "v1", "FIELD: data <RawExtension>", "Data is the serialized representation of the state."}},
-		{args: []string{"explain", "podtemplate.template.spec.containers.image"}, want: []string{"KIND:", "PodTemplate", "VERSION:", "v1", "FIELD: image"}},
+	steps := []e2eutil.KubectlStep{
+		{Args: []string{"create", "namespace", "rev-demo"}, Want: []string{"namespace/rev-demo created"}},
+		{Args: []string{"apply", "-f", manifest}, Want: []string{"controllerrevision.apps/web-6b9c8d7f5 created", "podtemplate/web created"}},
+		{Args: []string{"apply", "-f", manifest}, Want: []string{"controllerrevision.apps/web-6b9c8d7f5 unchanged", "podtemplate/web unchanged"}},
+		{Args: append(ns, "get", "controllerrevisions"), Want: []string{"NAME", "CONTROLLER", "REVISION", "AGE", "web-6b9c8d7f5", "statefulset.apps/web", "1"}},
+		{Args: append(ns, "get", "podtemplates"), Want: []string{"NAME", "CONTAINERS", "IMAGES", "POD LABELS", "web", "nginx,exporter", "nginx:1.27,nginx/exporter:1.4", "app=web"}},
+		{Args: append(ns, "get", "podtemplate", "web", "-o", "jsonpath={.metadata.generation} {.template.spec.restartPolicy} {.template.spec.containers[0].imagePullPolicy}"),
+			Want: []string{"1 Always IfNotPresent"}},
+		{Args: append(ns, "get", "controllerrevision", "web-6b9c8d7f5", "-o", "jsonpath={.data.spec.template.spec.containers[0].image}"), Want: []string{"nginx:1.27"}},
+		{Args: append(ns, "get", "controllerrevision", "web-6b9c8d7f5", "-o", "yaml"), Want: []string{"kind: ControllerRevision", "revision: 1", "image: nginx:1.27"}},
+		{Args: append(ns, "describe", "controllerrevision", "web-6b9c8d7f5"), Want: []string{"Name:", "web-6b9c8d7f5", "Namespace:", "rev-demo", "Revision:", "1"}},
+		{Args: append(ns, "describe", "podtemplate", "web"), Want: []string{"Name:", "web", "Kind:", "PodTemplate", "Template:", "Image:", "nginx:1.27"}},
+		{Args: []string{"api-resources", "--api-group=apps"}, Want: []string{"controllerrevisions", "apps/v1", "ControllerRevision"}},
+		{Args: []string{"api-resources", "--api-group="}, Want: []string{"podtemplates", "PodTemplate"}},
+		{Args: []string{"explain", "controllerrevision.data"}, Want: []string{"GROUP:", "apps", "KIND:", "ControllerRevision", "VERSION:", "v1", "FIELD: data <RawExtension>", "Data is the serialized representation of the state."}},
+		{Args: []string{"explain", "podtemplate.template.spec.containers.image"}, Want: []string{"KIND:", "PodTemplate", "VERSION:", "v1", "FIELD: image"}},
 		// Client-side apply cannot diff inside data (kubectl finds no
 		// fields in a RawExtension, against kube too), so replace it.
-		{args: []string{"replace", "-f", changed}, wantErr: true, want: []string{
+		{Args: []string{"replace", "-f", changed}, WantErr: true, Want: []string{
 			`The ControllerRevision "web-6b9c8d7f5" is invalid: data: Invalid value: {"spec":{"replicas":3}}: field is immutable`}},
-		{args: []string{"apply", "--server-side", "-f", ssa}, want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
-		{args: []string{"apply", "--server-side", "-f", ssa}, want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
-		{args: append(ns, "get", "controllerrevision", "web-2", "-o", "jsonpath={.revision} {.data.spec.template.spec.containers[0].image}"), want: []string{"2 nginx:1.28"}},
-		{args: append(ns, "delete", "controllerrevision", "web-2"), want: []string{`controllerrevision.apps "web-2" deleted`}},
-		{args: append(ns, "delete", "-f", manifest), want: []string{`controllerrevision.apps "web-6b9c8d7f5" deleted`, `podtemplate "web" deleted`}},
-		{args: append(ns, "get", "controllerrevisions,podtemplates"), want: []string{"No resources found in rev-demo namespace."}},
+		{Args: []string{"apply", "--server-side", "-f", ssa}, Want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
+		{Args: []string{"apply", "--server-side", "-f", ssa}, Want: []string{"controllerrevision.apps/web-2 serverside-applied"}},
+		{Args: append(ns, "get", "controllerrevision", "web-2", "-o", "jsonpath={.revision} {.data.spec.template.spec.containers[0].image}"), Want: []string{"2 nginx:1.28"}},
+		{Args: append(ns, "delete", "controllerrevision", "web-2"), Want: []string{`controllerrevision.apps "web-2" deleted`}},
+		{Args: append(ns, "delete", "-f", manifest), Want: []string{`controllerrevision.apps "web-6b9c8d7f5" deleted`, `podtemplate "web" deleted`}},
+		{Args: append(ns, "get", "controllerrevisions,podtemplates"), Want: []string{"No resources found in rev-demo namespace."}},
 	}
-	for _, s := range steps {
-		out, err := e2eutil.Kubectl(t, ts, s.args...)
-		if (err != nil) != s.wantErr {
-			t.Fatalf("kubectl %s: err=%v (want error: %v)\n%s", strings.Join(s.args, " "), err, s.wantErr, out)
-		}
-		e2eutil.MustContain(t, "kubectl "+strings.Join(s.args, " "), out, s.want...)
-	}
+	e2eutil.KubectlSteps(t, ts, steps)
 }

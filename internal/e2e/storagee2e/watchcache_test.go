@@ -3,7 +3,6 @@ package storagee2e
 import (
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"reflect"
 	"sync"
@@ -161,19 +160,9 @@ func sameGets(t *testing.T, cached, direct *testserver.TestServer, ns string) {
 	}
 	get := func(ts *testserver.TestServer, c *http.Client, name, accept string) string {
 		t.Helper()
-		req, err := http.NewRequest("GET", ts.URL()+"/api/v1/namespaces/"+ns+"/configmaps/"+name, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Accept", accept)
-		resp, err := c.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
-		b, err := io.ReadAll(resp.Body)
-		if err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("get %s as %s: %d %v %s", name, accept, resp.StatusCode, err, b)
+		resp, b := e2eutil.GetAs(t, c, ts.URL()+"/api/v1/namespaces/"+ns+"/configmaps/"+name, accept)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("get %s as %s: %d %s", name, accept, resp.StatusCode, b)
 		}
 		return resp.Header.Get("Content-Type") + "\n" + string(b)
 	}
